@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+#   make demo            boot the patched kernel, load swapalloc, swap, show stats and a trace
+#   make check           every test (what CI runs)
+#   make module KDIR=... build swapalloc.ko against a patched kernel tree
+#   make kernel          build (or find cached) the patched guest kernel
+#   make style           checkpatch --strict and sparse on the module and patches
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+
+.PHONY: all module modules clean kernel demo check style unit
+
+all: module
+
+module modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
+	rm -rf build
+
+kernel:
+	@scripts/kernel-build.sh
+
+demo:
+	@scripts/demo.sh
+
+check:
+	@tests/run
+
+unit:
+	@tests/run -k unit
+
+style:
+	@scripts/style.sh

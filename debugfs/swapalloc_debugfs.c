@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/swapalloc/: what the allocator is doing, per device and
+ * per order.  Tables have one header row and space-separated columns, meant
+ * for scripts as well as people; README.md documents every file.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/swap.h>
+#include <linux/uaccess.h>
+#include <swapalloc_env_types.h>
+#include "../module/swapalloc.h"
+
+static struct dentry *swapalloc_debugfs_root;
+
+/*
+ * Take si->lock if @kdev still owns its device.  Frees and allocations
+ * change everything shown here, and only under that lock.
+ */
+static struct swap_info_struct *swapalloc_lock_dev(struct swapalloc_kdev *kdev)
+{
+	struct swap_info_struct *si = kdev->core.env.si;
+
+	spin_lock(&si->lock);
+	if (si->alloc_data == kdev && si->alloc_state >= SWAP_ALLOC_BOUND &&
+	    kdev->bound)
+		return si;
+	spin_unlock(&si->lock);
+	return NULL;
+}
+
+static int swapalloc_version_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "swapalloc %s swap_alloc_api %d\n", SWAPALLOC_VERSION,
+		   SWAP_ALLOC_API_VERSION);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_version);
+
+static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
+{
+	struct seq_file *m = arg;
+	struct swapalloc_kdev *kdev = NULL;
+	const char *owner = "builtin", *policy;
+	char name[SWAPALLOC_NAME_LEN];
+	unsigned long clusters;
+
+	swapalloc_device_name(si, name, sizeof(name));
+	spin_lock(&si->lock);
+	if (si->alloc_state >= SWAP_ALLOC_BOUND && si->alloc_ops &&
+	    !strcmp(si->alloc_ops->name, "swapalloc"))
+		kdev = si->alloc_data;
+	if (kdev) {
+		owner = "swapalloc";
+		policy = swapalloc_policy_name(kdev->core.policy);
+		clusters = kdev->core.nr_clusters;
+	} else {
+		policy = si->cluster_info ? "builtin-cluster" : "builtin-scan";
+		clusters = DIV_ROUND_UP(si->max, SA_CLUSTER_SLOTS);
+	}
+	seq_printf(m, "%s %s %s %s %lu %u %u\n", name,
+		   (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational", owner,
+		   policy, clusters, si->inuse_pages, si->pages - si->inuse_pages);
+	spin_unlock(&si->lock);
+	return 0;
+}
+
+static int swapalloc_devices_show(struct seq_file *m, void *v)
+{
+	seq_puts(m, "name type owner policy clusters used free\n");
+	return swap_alloc_walk_devices(swapalloc_devices_row, m);
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_devices);
+
+/* Free slots held by the clusters of a list. */
+static unsigned long swapalloc_list_free(struct list_head *head)
+{
+	struct swapalloc_cluster *ci;
+	unsigned long free = 0;
+
+	list_for_each_entry(ci, head, node)
+		free += SA_CLUSTER_SLOTS - ci->count;
+	return free;
+}
+
+static int swapalloc_clusters_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_kdev *kdev = m->private;
+	struct swapalloc_dev *dev = &kdev->core;
+	struct swap_info_struct *si;
+	unsigned int o;
+
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	seq_puts(m, "order nonfull nonfull_free_slots frag frag_free_slots\n");
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		seq_printf(m, "%u %u %lu %u %lu\n", o, dev->nr_nonfull[o],
+			   swapalloc_list_free(&dev->nonfull[o]), dev->nr_frag[o],
+			   swapalloc_list_free(&dev->frag[o]));
+	seq_printf(m, "free %u\nfull %u\ndiscard %u\ntotal %u\n", dev->nr_free,
+		   dev->nr_full, dev->nr_discard, dev->nr_clusters);
+	spin_unlock(&si->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_clusters);
+
+static int swapalloc_alloc_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_kdev *kdev = m->private;
+	struct swapalloc_order_stats st[SA_NR_ORDERS];
+	struct swap_info_struct *si;
+	unsigned int o, s;
+
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	memcpy(st, kdev->core.stats.order, sizeof(st));
+	spin_unlock(&si->lock);
+
+	seq_puts(m, "order requests success fail");
+	for (s = 0; s < SA_NR_SRCS; s++)
+		seq_printf(m, " %s", swapalloc_src_name(s));
+	seq_putc(m, '\n');
+	for (o = 0; o < SA_NR_ORDERS; o++) {
+		seq_printf(m, "%u %llu %llu %llu", o, st[o].requests,
+			   st[o].success, st[o].fail);
+		for (s = 0; s < SA_NR_SRCS; s++)
+			seq_printf(m, " %llu", st[o].src[s]);
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_alloc);
+
+static int swapalloc_reclaim_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_kdev *kdev = m->private;
+	struct swapalloc_stats *st = &kdev->core.stats;
+	struct swap_info_struct *si;
+
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	seq_printf(m, "full_passes %llu\nfull_clusters_scanned %llu\n"
+		   "full_slots_reclaimed %llu\nrange_slots_reclaimed %llu\n"
+		   "background_runs %llu\n", st->reclaim_passes,
+		   st->reclaim_clusters, st->reclaim_slots, st->range_reclaims,
+		   st->background_runs);
+	spin_unlock(&si->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_reclaim);
+
+static int swapalloc_discard_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_kdev *kdev = m->private;
+	struct swap_info_struct *si;
+
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	seq_printf(m, "enabled %d\ndiscarded %llu\npending %u\n",
+		   kdev->core.discards, kdev->core.stats.discarded,
+		   kdev->core.nr_discard);
+	spin_unlock(&si->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_discard);
+
+static void swapalloc_cursor_row(struct seq_file *m, const char *who,
+				 struct swapalloc_cursor *cur)
+{
+	unsigned int o;
+
+	seq_printf(m, "%s", who);
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		seq_printf(m, " %u", cur->next[o]);
+	seq_putc(m, '\n');
+}
+
+static int swapalloc_cursors_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_kdev *kdev = m->private;
+	struct swapalloc_dev *dev = &kdev->core;
+	struct swap_info_struct *si;
+	char who[16];
+	unsigned int o;
+	int cpu;
+
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	seq_puts(m, "cpu");
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		seq_printf(m, " order%u", o);
+	seq_putc(m, '\n');
+	if (dev->policy == SA_POLICY_GLOBAL) {
+		swapalloc_cursor_row(m, "global", &dev->global);
+	} else {
+		for_each_possible_cpu(cpu) {
+			snprintf(who, sizeof(who), "%d", cpu);
+			swapalloc_cursor_row(m, who, per_cpu_ptr(dev->pcp, cpu));
+		}
+	}
+	spin_unlock(&si->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_cursors);
+
+static int swapalloc_check_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_kdev *kdev = m->private;
+	struct swap_info_struct *si;
+	char msg[128];
+
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	swapalloc_check(&kdev->core, msg, sizeof(msg));
+	spin_unlock(&si->lock);
+	seq_printf(m, "%s\n", msg);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_check);
+
+/* Writing 1 zeroes the device's counters; anything else is -EINVAL. */
+static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	struct swapalloc_kdev *kdev = file->private_data;
+	struct swap_info_struct *si;
+	unsigned int val;
+
+	if (kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
+		return -EINVAL;
+	si = swapalloc_lock_dev(kdev);
+	if (!si)
+		return -ENODEV;
+	swapalloc_reset_stats(&kdev->core);
+	spin_unlock(&si->lock);
+	return count;
+}
+
+static const struct file_operations swapalloc_reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = swapalloc_reset_write,
+	.llseek = noop_llseek,
+};
+
+/* Caller holds swapalloc_devices_lock. */
+void swapalloc_debugfs_add(struct swapalloc_kdev *kdev)
+{
+	struct dentry *dir;
+
+	dir = debugfs_create_dir(kdev->name, swapalloc_debugfs_root);
+	kdev->dir = dir;
+	debugfs_create_file("clusters", 0444, dir, kdev, &swapalloc_clusters_fops);
+	debugfs_create_file("alloc", 0444, dir, kdev, &swapalloc_alloc_fops);
+	debugfs_create_file("reclaim", 0444, dir, kdev, &swapalloc_reclaim_fops);
+	debugfs_create_file("discard", 0444, dir, kdev, &swapalloc_discard_fops);
+	debugfs_create_file("cursors", 0444, dir, kdev, &swapalloc_cursors_fops);
+	debugfs_create_file("check", 0444, dir, kdev, &swapalloc_check_fops);
+	debugfs_create_file("reset", 0200, dir, kdev, &swapalloc_reset_fops);
+}
+
+/* Caller holds swapalloc_devices_lock; waits for readers of the files. */
+void swapalloc_debugfs_remove(struct swapalloc_kdev *kdev)
+{
+	debugfs_remove_recursive(kdev->dir);
+	kdev->dir = NULL;
+}
+
+void swapalloc_debugfs_init(void)
+{
+	swapalloc_debugfs_root = debugfs_create_dir("swapalloc", NULL);
+	debugfs_create_file("version", 0444, swapalloc_debugfs_root, NULL,
+			    &swapalloc_version_fops);
+	debugfs_create_file("devices", 0444, swapalloc_debugfs_root, NULL,
+			    &swapalloc_devices_fops);
+}
+
+void swapalloc_debugfs_exit(void)
+{
+	debugfs_remove_recursive(swapalloc_debugfs_root);
+	swapalloc_debugfs_root = NULL;
+}

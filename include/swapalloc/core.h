@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * swapalloc allocator core: per-device cluster state, the order of
+ * preference for each allocation, frees, reclaim and discard decisions.
+ *
+ * The same module/core.c builds into swapalloc.ko and into the userspace
+ * tests.  It reaches the swap device only through the swapalloc_env_*()
+ * functions of <swapalloc_env.h>: the kernel one (module/kenv/) wraps the
+ * helpers of the swap_alloc patch series, the userspace one (tests/shim/)
+ * simulates a swap_map.
+ *
+ * Locking: every field of struct swapalloc_dev is protected by the lock
+ * the core is called under: si->lock in the kernel, which
+ * get_swap_pages(), swap_entry_range_free() and the bind and unbind paths
+ * of the hook already hold.  The per-CPU cursors of non-rotational devices
+ * and the global cursor of rotational ones are protected by it too.  The
+ * core drops it only inside swapalloc_env_reclaim() (and the discard work
+ * drops it around the discard), and revalidates after retaking it.
+ */
+#ifndef _SWAPALLOC_CORE_H
+#define _SWAPALLOC_CORE_H
+
+#include <swapalloc_env_types.h>
+
+#define SWAPALLOC_VERSION	"0.1"
+
+/* A cluster is the largest naturally aligned entry: a PMD's worth of slots. */
+#define SA_CLUSTER_ORDER	SWAPALLOC_MAX_ORDER
+#define SA_CLUSTER_SLOTS	(1U << SA_CLUSTER_ORDER)
+#define SA_NR_ORDERS		(SA_CLUSTER_ORDER + 1)
+
+/* Which list a cluster is on; every cluster is on exactly one. */
+enum swapalloc_list {
+	SA_LIST_FREE,		/* no slot used */
+	SA_LIST_NONFULL,	/* some free slots, serves ->order */
+	SA_LIST_FRAG,		/* a scan for ->order failed since its last free */
+	SA_LIST_FULL,		/* every slot used (or past the end) */
+	SA_LIST_DISCARD,	/* freed, slots held while it is discarded */
+	SA_NR_LISTS,
+};
+
+/* Where a successful allocation came from. */
+enum swapalloc_src {
+	SA_SRC_CURSOR,		/* the CPU's (or device's) current cluster */
+	SA_SRC_FREE,		/* a cluster from the free list */
+	SA_SRC_NONFULL,		/* nonfull[order] */
+	SA_SRC_FRAG,		/* frag[order] */
+	SA_SRC_STEAL,		/* order 0 from a higher order's cluster */
+	SA_NR_SRCS,
+};
+
+struct swapalloc_cluster {
+	struct list_head node;
+	u16 count;		/* used slots, including bad and past-end ones */
+	u8 order;		/* the order the cluster serves */
+	u8 list;		/* enum swapalloc_list */
+};
+
+/* Current cluster per order: one set per CPU, or one per rotational device. */
+struct swapalloc_cursor {
+	unsigned int next[SA_NR_ORDERS];	/* next offset to try, 0 = none */
+};
+
+struct swapalloc_order_stats {
+	u64 requests;
+	u64 success;
+	u64 fail;
+	u64 src[SA_NR_SRCS];
+};
+
+struct swapalloc_stats {
+	struct swapalloc_order_stats order[SA_NR_ORDERS];
+	u64 reclaim_passes;	/* full-cluster reclaim passes */
+	u64 reclaim_clusters;	/* full clusters scanned by them */
+	u64 reclaim_slots;	/* slots they freed */
+	u64 range_reclaims;	/* slots freed while scanning a range */
+	u64 background_runs;	/* background full-cluster reclaim runs */
+	u64 discarded;		/* clusters discarded */
+};
+
+enum swapalloc_policy {
+	SA_POLICY_PERCPU,	/* per-CPU cursors: SSD, NVMe, zram */
+	SA_POLICY_GLOBAL,	/* one cursor per device: rotational disks */
+};
+
+struct swapalloc_dev {
+	struct swapalloc_env env;	/* the device as the environment sees it */
+	unsigned long max;		/* slots, as si->max */
+	unsigned int nr_clusters;
+	enum swapalloc_policy policy;
+	bool discards;			/* discard freed clusters before reuse */
+	bool quiescing;			/* being unbound: no new deferred work */
+	bool reclaiming;		/* a full-cluster reclaim pass is running */
+	bool discarding;		/* a discard is in flight, lock dropped */
+
+	struct swapalloc_cluster *clusters;
+	struct list_head free, full, discard;
+	struct list_head nonfull[SA_NR_ORDERS];
+	struct list_head frag[SA_NR_ORDERS];
+	unsigned int nr_free, nr_full, nr_discard;
+	unsigned int nr_nonfull[SA_NR_ORDERS];
+	unsigned int nr_frag[SA_NR_ORDERS];
+
+	struct swapalloc_cursor global;	/* SA_POLICY_GLOBAL */
+	struct swapalloc_cursor __percpu *pcp;	/* SA_POLICY_PERCPU */
+
+	struct swapalloc_stats stats;
+	unsigned int *scratch;		/* nr_clusters words for swapalloc_check() */
+};
+
+int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
+		       enum swapalloc_policy policy, bool discard);
+void swapalloc_dev_destroy(struct swapalloc_dev *dev);
+void swapalloc_dev_rebuild(struct swapalloc_dev *dev);
+
+unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
+			      unsigned char usage);
+void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
+		    unsigned int nr);
+void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);
+bool swapalloc_discard_one(struct swapalloc_dev *dev);
+
+int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len);
+void swapalloc_reset_stats(struct swapalloc_dev *dev);
+
+const char *swapalloc_list_name(enum swapalloc_list list);
+const char *swapalloc_src_name(enum swapalloc_src src);
+const char *swapalloc_policy_name(enum swapalloc_policy policy);
+
+#endif /* _SWAPALLOC_CORE_H */

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel environment of the swapalloc core: types.  The userspace tests
+ * provide their own version of this header (tests/shim/).
+ */
+#ifndef _SWAPALLOC_ENV_TYPES_H
+#define _SWAPALLOC_ENV_TYPES_H
+
+#if !__has_include(<linux/swap_alloc.h>)
+#error "swapalloc: this kernel has no swap_alloc hook. Apply swapalloc's patches/ (\"mm: swap: let a module own swap slot allocation for a device\" and the rest of the series) to it, or build with KDIR set to the tree scripts/kernel-build.sh prints."
+#endif
+
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/swap.h>
+#include <linux/swap_alloc.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#if SWAP_ALLOC_API_VERSION != 1
+#error "swapalloc: the kernel's swap_alloc hook is not version 1; use the patches/ of this swapalloc release"
+#endif
+
+#ifdef CONFIG_THP_SWAP
+#define SWAPALLOC_MAX_ORDER	PMD_ORDER
+#else
+#define SWAPALLOC_MAX_ORDER	8	/* SWAPFILE_CLUSTER is 256 slots */
+#endif
+
+/* The swap device, and the work items that act on it outside allocation. */
+struct swapalloc_env {
+	struct swap_info_struct *si;
+	struct work_struct discard_work;
+	struct work_struct reclaim_work;
+};
+
+#endif /* _SWAPALLOC_ENV_TYPES_H */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swapalloc: the cluster swap slot allocator of later upstream kernels as a
+ * module for Linux 6.12, bound to swap devices through the swap_alloc hook
+ * of patches/.
+ *
+ * Non-rotational devices (SSD, NVMe, zram) allocate from per-CPU clusters;
+ * rotational devices from one global cluster per order per device, so
+ * their writes stay sequential and they get mTHP swap-out too.
+ *
+ * Locking, outermost first:
+ *   swap_alloc_mutex (kernel)   registration, binding and unbinding
+ *   swapalloc_devices_lock      the list of bound devices, debugfs dirs
+ *   si->lock (kernel)           all allocator state of a device: lists,
+ *                               counts, cursors, statistics
+ *   ci->lock (kernel)           swap_map bytes, inside the helpers only
+ * The discard and reclaim work items take si->lock themselves and drop it
+ * around discards and swap-cache reclaim.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blkdev.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/swap.h>
+#include <swapalloc_env_types.h>
+#include "swapalloc.h"
+
+LIST_HEAD(swapalloc_devices);
+DEFINE_MUTEX(swapalloc_devices_lock);
+
+/* devices=: comma-separated names of the devices to bind; empty binds all. */
+static char swapalloc_param_devices[256];
+
+static int swapalloc_set_devices(const char *val, const struct kernel_param *kp)
+{
+	size_t len = strlen(val);
+	const char *p;
+
+	if (len && val[len - 1] == '\n')
+		len--;
+	if (len >= sizeof(swapalloc_param_devices)) {
+		pr_warn("devices= is longer than %zu characters\n",
+			sizeof(swapalloc_param_devices) - 1);
+		return -EINVAL;
+	}
+	for (p = val; p < val + len; p++) {
+		if (*p == ',' && (p == val || p[-1] == ',' || p + 1 == val + len)) {
+			pr_warn("devices=: empty device name in '%.*s'\n", (int)len, val);
+			return -EINVAL;
+		}
+		if (!isgraph(*p)) {
+			pr_warn("devices=: device names are printable, without spaces\n");
+			return -EINVAL;
+		}
+	}
+	memcpy(swapalloc_param_devices, val, len);
+	swapalloc_param_devices[len] = '\0';
+	return 0;
+}
+
+static const struct kernel_param_ops swapalloc_devices_ops = {
+	.set = swapalloc_set_devices,
+	.get = param_get_string,
+};
+
+static struct kparam_string swapalloc_devices_kps = {
+	.maxlen = sizeof(swapalloc_param_devices),
+	.string = swapalloc_param_devices,
+};
+
+module_param_cb(devices, &swapalloc_devices_ops, &swapalloc_devices_kps, 0444);
+MODULE_PARM_DESC(devices, "Comma-separated swap devices to bind (zram0,vdb,...); empty: all");
+
+/* policy=: auto picks per device; percpu or global forces one for all. */
+enum { SWAPALLOC_POLICY_AUTO = -1 };
+static int swapalloc_param_policy = SWAPALLOC_POLICY_AUTO;
+
+static int swapalloc_set_policy(const char *val, const struct kernel_param *kp)
+{
+	if (sysfs_streq(val, "auto"))
+		swapalloc_param_policy = SWAPALLOC_POLICY_AUTO;
+	else if (sysfs_streq(val, "percpu"))
+		swapalloc_param_policy = SA_POLICY_PERCPU;
+	else if (sysfs_streq(val, "global"))
+		swapalloc_param_policy = SA_POLICY_GLOBAL;
+	else {
+		pr_warn("policy= must be auto, percpu or global\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int swapalloc_get_policy(char *buf, const struct kernel_param *kp)
+{
+	if (swapalloc_param_policy == SWAPALLOC_POLICY_AUTO)
+		return sysfs_emit(buf, "auto\n");
+	return sysfs_emit(buf, "%s\n", swapalloc_policy_name(swapalloc_param_policy));
+}
+
+static const struct kernel_param_ops swapalloc_policy_ops = {
+	.set = swapalloc_set_policy,
+	.get = swapalloc_get_policy,
+};
+
+module_param_cb(policy, &swapalloc_policy_ops, NULL, 0444);
+MODULE_PARM_DESC(policy, "auto (per-CPU clusters for SSD/zram, global for rotational), percpu or global");
+
+/**
+ * swapalloc_device_name() - the name users know a swap device by
+ * @si: the device
+ * @buf: output
+ * @len: size of @buf
+ *
+ * The block device name (zram0, vdb) or a swap file's path with '/'
+ * written as '!', the way sysfs escapes block device names.
+ */
+void swapalloc_device_name(struct swap_info_struct *si, char *buf, size_t len)
+{
+	char *path, *p;
+
+	if ((si->flags & SWP_BLKDEV) && si->bdev) {
+		snprintf(buf, len, "%pg", si->bdev);
+		return;
+	}
+	path = si->swap_file ? file_path(si->swap_file, buf, len) : ERR_PTR(-ENOENT);
+	if (IS_ERR(path)) {
+		snprintf(buf, len, "swap%d", si->type);
+		return;
+	}
+	memmove(buf, path, strlen(path) + 1);
+	for (p = buf; *p; p++)
+		if (*p == '/')
+			*p = '!';
+}
+
+static bool swapalloc_wanted(const char *name)
+{
+	const char *p = swapalloc_param_devices;
+	size_t n = strlen(name);
+
+	if (!*p)
+		return true;
+	while (*p) {
+		size_t l = strcspn(p, ",");
+
+		if (l == n && !strncmp(p, name, n))
+			return true;
+		p += l;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+static void swapalloc_discard_work(struct work_struct *work)
+{
+	struct swapalloc_kdev *kdev = container_of(work, struct swapalloc_kdev,
+						   core.env.discard_work);
+	struct swap_info_struct *si = kdev->core.env.si;
+
+	spin_lock(&si->lock);
+	while (swapalloc_discard_one(&kdev->core))
+		;
+	spin_unlock(&si->lock);
+}
+
+static void swapalloc_reclaim_work(struct work_struct *work)
+{
+	struct swapalloc_kdev *kdev = container_of(work, struct swapalloc_kdev,
+						   core.env.reclaim_work);
+	struct swap_info_struct *si = kdev->core.env.si;
+
+	spin_lock(&si->lock);
+	if (!kdev->core.quiescing) {
+		kdev->core.stats.background_runs++;
+		swapalloc_reclaim_full(&kdev->core, true);
+	}
+	spin_unlock(&si->lock);
+}
+
+static int swapalloc_attach(struct swap_info_struct *si, void **data)
+{
+	struct swapalloc_kdev *kdev;
+	enum swapalloc_policy policy;
+	int err;
+
+	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
+	if (!kdev)
+		return -ENOMEM;
+	swapalloc_device_name(si, kdev->name, sizeof(kdev->name));
+	if (!swapalloc_wanted(kdev->name)) {
+		kfree(kdev);
+		return -ENODEV;
+	}
+
+	if (swapalloc_param_policy != SWAPALLOC_POLICY_AUTO)
+		policy = swapalloc_param_policy;
+	else
+		policy = (si->flags & SWP_SOLIDSTATE) ? SA_POLICY_PERCPU : SA_POLICY_GLOBAL;
+
+	kdev->core.env.si = si;
+	INIT_WORK(&kdev->core.env.discard_work, swapalloc_discard_work);
+	INIT_WORK(&kdev->core.env.reclaim_work, swapalloc_reclaim_work);
+	err = swapalloc_dev_init(&kdev->core, si->max, policy,
+				 si->flags & SWP_PAGE_DISCARD);
+	if (err) {
+		kfree(kdev);
+		return err;
+	}
+
+	mutex_lock(&swapalloc_devices_lock);
+	list_add_tail(&kdev->node, &swapalloc_devices);
+	swapalloc_debugfs_add(kdev);
+	mutex_unlock(&swapalloc_devices_lock);
+	*data = kdev;
+	return 0;
+}
+
+static void swapalloc_bind(struct swap_info_struct *si)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	swapalloc_dev_rebuild(&kdev->core);
+	kdev->bound = true;
+	pr_info("bound %s: %u clusters, %s cursors%s\n", kdev->name,
+		kdev->core.nr_clusters, swapalloc_policy_name(kdev->core.policy),
+		kdev->core.discards ? ", discard" : "");
+}
+
+static unsigned long swapalloc_alloc_slots(struct swap_info_struct *si,
+					   int order, unsigned char usage)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	return swapalloc_alloc(&kdev->core, order, usage);
+}
+
+static void swapalloc_free_slots(struct swap_info_struct *si,
+				 unsigned long offset, unsigned int nr)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	swapalloc_free(&kdev->core, offset, nr);
+}
+
+/* Finish discards and stop the work items before the device is handed back. */
+static void swapalloc_quiesce(struct swap_info_struct *si)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	spin_lock(&si->lock);
+	kdev->core.quiescing = true;
+	spin_unlock(&si->lock);
+
+	cancel_work_sync(&kdev->core.env.reclaim_work);
+	cancel_work_sync(&kdev->core.env.discard_work);
+
+	spin_lock(&si->lock);
+	while (swapalloc_discard_one(&kdev->core))
+		;
+	spin_unlock(&si->lock);
+}
+
+static void swapalloc_detach(struct swap_info_struct *si, void *data)
+{
+	struct swapalloc_kdev *kdev = data;
+
+	mutex_lock(&swapalloc_devices_lock);
+	swapalloc_debugfs_remove(kdev);
+	list_del(&kdev->node);
+	mutex_unlock(&swapalloc_devices_lock);
+
+	cancel_work_sync(&kdev->core.env.reclaim_work);
+	cancel_work_sync(&kdev->core.env.discard_work);
+	if (kdev->bound)
+		pr_info("released %s\n", kdev->name);
+	swapalloc_dev_destroy(&kdev->core);
+	kfree(kdev);
+}
+
+static struct swap_alloc_ops swapalloc_ops = {
+	.name = "swapalloc",
+	.owner = THIS_MODULE,
+	.attach = swapalloc_attach,
+	.bind = swapalloc_bind,
+	.alloc = swapalloc_alloc_slots,
+	.free = swapalloc_free_slots,
+	.quiesce = swapalloc_quiesce,
+	.detach = swapalloc_detach,
+};
+
+static int __init swapalloc_init(void)
+{
+	int err;
+
+	swapalloc_debugfs_init();
+	err = swap_alloc_register(&swapalloc_ops);
+	if (err) {
+		pr_warn("cannot register with the swap_alloc hook: %d\n", err);
+		swapalloc_debugfs_exit();
+		return err;
+	}
+	pr_info("version %s loaded\n", SWAPALLOC_VERSION);
+	return 0;
+}
+
+static void __exit swapalloc_exit(void)
+{
+	/* Hands every bound device back to the builtin allocator. */
+	swap_alloc_unregister(&swapalloc_ops);
+	swapalloc_debugfs_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(swapalloc_init);
+module_exit(swapalloc_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Cluster swap slot allocator with per-CPU (SSD) and global (rotational) clusters");
+MODULE_VERSION(SWAPALLOC_VERSION);
