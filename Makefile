@@ -13,6 +13,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 all: module
 
 module modules:
+	@test -f $(KDIR)/Makefile || { echo "swapalloc: no kernel build tree at $(KDIR). Build the patched kernel with 'make kernel' and pass KDIR=<the path it prints>, or point KDIR at your own kernel with patches/ applied." >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 clean:

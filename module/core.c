@@ -13,6 +13,7 @@
  */
 #include <swapalloc/core.h>
 #include <swapalloc_env.h>
+#include <swapalloc_trace.h>
 
 /*
  * How many frag clusters one allocation may scan before giving up on the
@@ -22,13 +23,23 @@
  */
 #define SA_FRAG_SCAN_MAX	64
 
+/*
+ * Statistics are plain counters in struct swapalloc_dev, updated under the
+ * lock every caller already holds, so they add no atomic operation and no
+ * cache line the allocation does not touch anyway.  Build with
+ * SWAPALLOC_NO_STATS=y (Kbuild) to measure what they cost.
+ */
 #ifdef SWAPALLOC_NO_STATS
-#define sa_stat_inc(dev, field)		do { } while (0)
-#define sa_stat_add(dev, field, n)	do { } while (0)
+static const bool sa_stats_on;
 #else
-#define sa_stat_inc(dev, field)		((dev)->stats.field++)
-#define sa_stat_add(dev, field, n)	((dev)->stats.field += (n))
+static const bool sa_stats_on = true;
 #endif
+
+static inline void sa_count(u64 *counter, u64 n)
+{
+	if (sa_stats_on)
+		*counter += n;
+}
 
 static const char * const sa_list_names[SA_NR_LISTS] = {
 	[SA_LIST_FREE] = "free",
@@ -126,6 +137,7 @@ static struct list_head *sa_list_head(struct swapalloc_dev *dev,
 static void sa_move(struct swapalloc_dev *dev, struct swapalloc_cluster *ci,
 		    enum swapalloc_list list)
 {
+	trace_swapalloc_cluster_move(dev, sa_idx(ci, dev), ci->list, list, ci->order);
 	(*sa_list_counter(dev, ci->list, ci->order))--;
 	ci->list = list;
 	(*sa_list_counter(dev, list, ci->order))++;
@@ -247,11 +259,14 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 	INIT_LIST_HEAD(&dev->free);
 	INIT_LIST_HEAD(&dev->full);
 	INIT_LIST_HEAD(&dev->discard);
-	dev->nr_free = dev->nr_full = dev->nr_discard = 0;
+	dev->nr_free = 0;
+	dev->nr_full = 0;
+	dev->nr_discard = 0;
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		INIT_LIST_HEAD(&dev->nonfull[o]);
 		INIT_LIST_HEAD(&dev->frag[o]);
-		dev->nr_nonfull[o] = dev->nr_frag[o] = 0;
+		dev->nr_nonfull[o] = 0;
+		dev->nr_frag[o] = 0;
 	}
 	for (i = 0; i < dev->nr_clusters; i++) {
 		struct swapalloc_cluster *ci = &dev->clusters[i];
@@ -306,7 +321,7 @@ static bool sa_reclaim_range(struct swapalloc_dev *dev, unsigned long off,
 		ret = swapalloc_env_reclaim(&dev->env, i);
 		if (ret <= 0)
 			break;
-		sa_stat_add(dev, range_reclaims, ret);
+		sa_count(&dev->stats.range_reclaims, ret);
 	}
 	for (i = off; i < end; i++)
 		if (swapalloc_env_map(&dev->env, i))
@@ -320,6 +335,8 @@ static void sa_account_alloc(struct swapalloc_dev *dev,
 {
 	if (ci->list == SA_LIST_FREE) {
 		/* A fresh cluster serves the order that opened it. */
+		trace_swapalloc_cluster_move(dev, sa_idx(ci, dev), SA_LIST_FREE,
+					     SA_LIST_NONFULL, order);
 		(*sa_list_counter(dev, SA_LIST_FREE, 0))--;
 		ci->order = order;
 		ci->list = SA_LIST_NONFULL;
@@ -447,40 +464,44 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, unsigned char usage)
  */
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 {
-	unsigned int to_scan = force ? dev->nr_full : 1;
+	unsigned int to_scan = force ? dev->nr_full : 1, scanned = 0;
+	unsigned long off, end, slots = 0;
 	struct swapalloc_cluster *ci;
-	unsigned long off, end;
-	bool freed = false;
 	int ret;
 
 	if (dev->reclaiming || !dev->nr_full)
 		return;
 	dev->reclaiming = true;
-	sa_stat_inc(dev, reclaim_passes);
+	sa_count(&dev->stats.reclaim_passes, 1);
 
 	while (to_scan-- && !list_empty(&dev->full)) {
 		ci = list_first_entry(&dev->full, struct swapalloc_cluster, node);
 		list_move_tail(&ci->node, &dev->full);
-		sa_stat_inc(dev, reclaim_clusters);
+		sa_count(&dev->stats.reclaim_clusters, 1);
+		scanned++;
 		off = sa_start(dev, ci);
 		end = sa_end(dev, ci);
 		while (off < end) {
 			if (swapalloc_env_map(&dev->env, off) == SWAP_HAS_CACHE) {
 				ret = swapalloc_env_reclaim(&dev->env, off);
 				if (ret > 0) {
-					sa_stat_add(dev, reclaim_slots, ret);
-					freed = true;
+					slots += ret;
 					off += ret;
 					continue;
 				}
 			}
 			off++;
 		}
-		if (freed && !force)
+		if (slots && !force)
 			break;
 		if (!swapalloc_env_writable(&dev->env))
 			break;
+		/* A forced pass may walk every full cluster: let others in. */
+		if (force)
+			swapalloc_env_relax(&dev->env);
 	}
+	sa_count(&dev->stats.reclaim_slots, slots);
+	trace_swapalloc_reclaim(dev, force, scanned, slots);
 	dev->reclaiming = false;
 }
 
@@ -518,7 +539,7 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 
 	if (order < 0 || order >= SA_NR_ORDERS)
 		return 0;
-	sa_stat_inc(dev, order[order].requests);
+	sa_count(&dev->stats.order[order].requests, 1);
 
 	from = cur->next[order];
 	if (from && from < dev->max) {
@@ -597,13 +618,15 @@ again:
 	}
 
 fail:
-	sa_stat_inc(dev, order[order].fail);
+	sa_count(&dev->stats.order[order].fail, 1);
+	trace_swapalloc_alloc_fail(dev, order);
 	cur->next[order] = 0;
 	return 0;
 
 done:
-	sa_stat_inc(dev, order[order].success);
-	sa_stat_inc(dev, order[order].src[src]);
+	sa_count(&dev->stats.order[order].success, 1);
+	sa_count(&dev->stats.order[order].src[src], 1);
+	trace_swapalloc_alloc(dev, order, off, src);
 	cur->next[order] = next;
 	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
 	    swapalloc_env_swap_full(&dev->env) && !dev->quiescing)
@@ -630,6 +653,7 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 			 offset / SA_CLUSTER_SLOTS !=
 			 (offset + nr - 1) / SA_CLUSTER_SLOTS))
 		return;
+	trace_swapalloc_free(dev, offset, nr);
 	ci = sa_cluster(dev, offset);
 	if (WARN_ON_ONCE(ci->count < nr || ci->list == SA_LIST_FREE ||
 			 ci->list == SA_LIST_DISCARD))
@@ -681,13 +705,91 @@ bool swapalloc_discard_one(struct swapalloc_dev *dev)
 	swapalloc_env_release(&dev->env, start, SA_CLUSTER_SLOTS);
 	ci->order = 0;
 	sa_move(dev, ci, SA_LIST_FREE);
-	sa_stat_inc(dev, discarded);
+	sa_count(&dev->stats.discarded, 1);
+	trace_swapalloc_discard(dev, sa_idx(ci, dev));
 	return true;
+}
+
+static __printf(3, 4) int sa_violation(char *buf, size_t len,
+					const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(buf, len, fmt, args);
+	va_end(args);
+	return -EUCLEAN;
+}
+
+/* Each cluster on list @l (for order @o) once, marked and counted right. */
+static int sa_check_list(struct swapalloc_dev *dev, unsigned int l,
+			 unsigned int o, char *buf, size_t len)
+{
+	bool per_order = l == SA_LIST_NONFULL || l == SA_LIST_FRAG;
+	unsigned int i, n = 0, *seen_in = dev->scratch;
+	const char *name = sa_list_names[l];
+	struct swapalloc_cluster *ci;
+
+	list_for_each_entry(ci, sa_list_head(dev, l, o), node) {
+		i = sa_idx(ci, dev);
+		if (i >= dev->nr_clusters)
+			return sa_violation(buf, len, "%s list holds a foreign cluster", name);
+		if (seen_in[i])
+			return sa_violation(buf, len, "cluster %u on two lists: %s and %s", i,
+					    sa_list_names[seen_in[i] - 1], name);
+		seen_in[i] = l + 1;
+		if (ci->list != l)
+			return sa_violation(buf, len, "cluster %u on %s list but marked %s", i,
+					    name, swapalloc_list_name(ci->list));
+		if (per_order && ci->order != o)
+			return sa_violation(buf, len, "cluster %u of order %u on %s[%u]", i,
+					    ci->order, name, o);
+		if (++n > dev->nr_clusters)
+			return sa_violation(buf, len, "%s list loops", name);
+	}
+	if (n != *sa_list_counter(dev, l, o))
+		return sa_violation(buf, len, "%s[%u] holds %u clusters, counter says %u",
+				    name, o, n, *sa_list_counter(dev, l, o));
+	return 0;
+}
+
+/* A cluster's count against the swap map and the list it is on. */
+static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
+			    char *buf, size_t len)
+{
+	struct swapalloc_cluster *ci = &dev->clusters[i];
+	const char *name = swapalloc_list_name(ci->list);
+	unsigned long off;
+	unsigned int n;
+
+	if (!dev->scratch[i])
+		return sa_violation(buf, len, "cluster %u is on no list", i);
+	if (ci->list == SA_LIST_DISCARD) {
+		if (ci->count)
+			return sa_violation(buf, len, "discard cluster %u has count %u",
+					    i, ci->count);
+		for (off = sa_start(dev, ci); off < sa_end(dev, ci); off++) {
+			if (swapalloc_env_map(&dev->env, off) == SWAP_MAP_BAD)
+				continue;
+			return sa_violation(buf, len, "discard cluster %u: slot %lu not held",
+					    i, off);
+		}
+		return 0;
+	}
+	n = sa_count_map(dev, ci);
+	if (n != ci->count)
+		return sa_violation(buf, len, "cluster %u: count %u, swap map has %u used",
+				    i, ci->count, n);
+	if (sa_list_for_count(ci) == SA_LIST_NONFULL ?
+	    ci->list != SA_LIST_NONFULL && ci->list != SA_LIST_FRAG :
+	    ci->list != sa_list_for_count(ci))
+		return sa_violation(buf, len, "%s cluster %u has count %u", name, i, ci->count);
+	return 0;
 }
 
 /**
  * swapalloc_check() - validate every invariant of the cluster state
- * @dev: the device, lock held, no allocation in flight needed
+ * @dev: the device, with its lock held
  * @buf: where the first violation is described
  * @len: size of @buf
  *
@@ -695,99 +797,45 @@ bool swapalloc_discard_one(struct swapalloc_dev *dev)
  * nonfull and frag clusters are on the list of their order; the list
  * counters match the lists; every count equals the used slots in the swap
  * map (a discard cluster's slots are all held); cursors point into the
- * device.  Returns 0 if all hold, -EUCLEAN otherwise.
+ * device.  Returns 0 and "ok" if all hold, -EUCLEAN and the first
+ * violation otherwise.
  */
 int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 {
-	unsigned int i, o, l, n, *seen_in;
-	struct swapalloc_cluster *ci;
-	unsigned long off;
-	int cpu;
+	unsigned int i, o, l, next;
+	int cpu, err;
 
-	seen_in = dev->scratch;
-	memset(seen_in, 0, dev->nr_clusters * sizeof(*seen_in));
-
-#define sa_bad(...) do { snprintf(buf, len, __VA_ARGS__); goto bad; } while (0)
+	memset(dev->scratch, 0, dev->nr_clusters * sizeof(*dev->scratch));
 	for (l = 0; l < SA_NR_LISTS; l++) {
 		for (o = 0; o < SA_NR_ORDERS; o++) {
-			bool per_order = l == SA_LIST_NONFULL || l == SA_LIST_FRAG;
-
-			if (!per_order && o)
+			if (o && l != SA_LIST_NONFULL && l != SA_LIST_FRAG)
 				break;
-			n = 0;
-			list_for_each_entry(ci, sa_list_head(dev, l, o), node) {
-				i = sa_idx(ci, dev);
-				if (i >= dev->nr_clusters)
-					sa_bad("%s list holds a foreign cluster",
-					       sa_list_names[l]);
-				if (seen_in[i])
-					sa_bad("cluster %u on two lists: %s and %s",
-					       i, sa_list_names[seen_in[i] - 1],
-					       sa_list_names[l]);
-				seen_in[i] = l + 1;
-				if (ci->list != l)
-					sa_bad("cluster %u on %s list but marked %s",
-					       i, sa_list_names[l],
-					       swapalloc_list_name(ci->list));
-				if (per_order && ci->order != o)
-					sa_bad("cluster %u of order %u on %s[%u]",
-					       i, ci->order, sa_list_names[l], o);
-				if (++n > dev->nr_clusters)
-					sa_bad("%s list loops", sa_list_names[l]);
-			}
-			if (n != *sa_list_counter(dev, l, o))
-				sa_bad("%s[%u] holds %u clusters, counter says %u",
-				       sa_list_names[l], o, n,
-				       *sa_list_counter(dev, l, o));
+			err = sa_check_list(dev, l, o, buf, len);
+			if (err)
+				return err;
 		}
 	}
-
 	for (i = 0; i < dev->nr_clusters; i++) {
-		ci = &dev->clusters[i];
-		if (!seen_in[i])
-			sa_bad("cluster %u is on no list", i);
-		if (ci->list == SA_LIST_DISCARD) {
-			if (ci->count)
-				sa_bad("discard cluster %u has count %u", i, ci->count);
-			for (off = sa_start(dev, ci); off < sa_end(dev, ci); off++)
-				if (swapalloc_env_map(&dev->env, off) != SWAP_MAP_BAD)
-					sa_bad("discard cluster %u: slot %lu not held",
-					       i, off);
-			continue;
-		}
-		n = sa_count_map(dev, ci);
-		if (n != ci->count)
-			sa_bad("cluster %u: count %u, swap map has %u used",
-			       i, ci->count, n);
-		if (ci->list == SA_LIST_FREE && ci->count)
-			sa_bad("free cluster %u has count %u", i, ci->count);
-		if (ci->list == SA_LIST_FULL && ci->count != SA_CLUSTER_SLOTS)
-			sa_bad("full cluster %u has count %u", i, ci->count);
-		if ((ci->list == SA_LIST_NONFULL || ci->list == SA_LIST_FRAG) &&
-		    (!ci->count || ci->count == SA_CLUSTER_SLOTS))
-			sa_bad("%s cluster %u has count %u",
-			       sa_list_names[ci->list], i, ci->count);
+		err = sa_check_cluster(dev, i, buf, len);
+		if (err)
+			return err;
 	}
-
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		if (dev->global.next[o] >= dev->max)
-			sa_bad("global cursor[%u] = %u beyond the device",
-			       o, dev->global.next[o]);
+			return sa_violation(buf, len, "global cursor[%u] = %u beyond the device",
+					    o, dev->global.next[o]);
 		if (!dev->pcp)
 			continue;
 		for_each_possible_cpu(cpu) {
-			unsigned int next = per_cpu_ptr(dev->pcp, cpu)->next[o];
-
-			if (next >= dev->max)
-				sa_bad("cpu %d cursor[%u] = %u beyond the device",
-				       cpu, o, next);
+			next = per_cpu_ptr(dev->pcp, cpu)->next[o];
+			if (next < dev->max)
+				continue;
+			return sa_violation(buf, len, "cpu %d cursor[%u] = %u beyond the device",
+					    cpu, o, next);
 		}
 	}
-#undef sa_bad
 	snprintf(buf, len, "ok");
 	return 0;
-bad:
-	return -EUCLEAN;
 }
 
 void swapalloc_reset_stats(struct swapalloc_dev *dev)

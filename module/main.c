@@ -29,7 +29,11 @@
 #include <swapalloc_env_types.h>
 #include "swapalloc.h"
 
+#define CREATE_TRACE_POINTS
+#include <swapalloc_trace.h>
+
 LIST_HEAD(swapalloc_devices);
+/* Protects swapalloc_devices and the per-device debugfs directories. */
 DEFINE_MUTEX(swapalloc_devices_lock);
 
 /* devices=: comma-separated names of the devices to bind; empty binds all. */
@@ -81,13 +85,13 @@ static int swapalloc_param_policy = SWAPALLOC_POLICY_AUTO;
 
 static int swapalloc_set_policy(const char *val, const struct kernel_param *kp)
 {
-	if (sysfs_streq(val, "auto"))
+	if (sysfs_streq(val, "auto")) {
 		swapalloc_param_policy = SWAPALLOC_POLICY_AUTO;
-	else if (sysfs_streq(val, "percpu"))
+	} else if (sysfs_streq(val, "percpu")) {
 		swapalloc_param_policy = SA_POLICY_PERCPU;
-	else if (sysfs_streq(val, "global"))
+	} else if (sysfs_streq(val, "global")) {
 		swapalloc_param_policy = SA_POLICY_GLOBAL;
-	else {
+	} else {
 		pr_warn("policy= must be auto, percpu or global\n");
 		return -EINVAL;
 	}

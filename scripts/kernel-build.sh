@@ -5,10 +5,12 @@
 # patches/, configure allnoconfig + scripts/config fragments, build bzImage,
 # the tree modules are built against, and upstream's tools/mm allocator test.
 #
-# The result is cached outside the work tree, keyed by source version,
-# patches, config and this script:
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/swapalloc/linux-<version>-<flavor>-<key>/
-# A warm run prints that directory and does nothing else.
+# The tree lives outside the work tree, one per source version and flavor:
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/swapalloc/linux-<version>-<flavor>/
+# and .swapalloc-key inside it records the patches and config it was built
+# from.  Nothing changed: the path is printed at once.  Patches changed:
+# only the files whose content differs are replaced, and make rebuilds what
+# depends on them.  Config changed: reconfigure and rebuild.
 #
 #   scripts/kernel-build.sh [-q]       build if needed, print the tree path
 # Environment: KERNEL_FLAVOR=base|debug (default base), JOBS (default nproc).
@@ -18,6 +20,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 quiet=0
 [ "${1:-}" = "-q" ] && quiet=1
 say() { [ $quiet -eq 1 ] || echo "swapalloc: $*" >&2; }
+
+# Bump when this script builds differently, to invalidate cached trees.
+recipe=2
 
 flavor=${KERNEL_FLAVOR:-base}
 case "$flavor" in
@@ -34,56 +39,110 @@ if [ -z "$tarball" ]; then
 	exit 1
 fi
 version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-key=$( { echo "$version $flavor"; cat "$top"/patches/*.patch "${frags[@]}" "$0"; } | sha256sum | cut -c1-12)
+cfgkey=$( { echo "$version $flavor $recipe"; cat "${frags[@]}"; } | sha256sum | cut -c1-16)
+patchkey=$(cat /dev/null "$top"/patches/*.patch | sha256sum | cut -c1-16)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/swapalloc
-dir=$cache/linux-$version-$flavor-$key
+dir=$cache/linux-${version//\~/_}-$flavor
+key="$cfgkey $patchkey"
 
-if [ -f "$dir/.swapalloc-built" ]; then
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$flavor"
+if ! flock -n 9; then
+	say "waiting for another kernel build in $dir"
+	flock 9
+fi
+
+if [ -f "$dir/.swapalloc-built" ] && [ "$(cat "$dir/.swapalloc-key" 2>/dev/null)" = "$key" ]; then
 	echo "$dir"
 	exit 0
 fi
 
-say "building kernel $version ($flavor) in $dir; a cold build takes about 10 minutes on 2 cores"
-mkdir -p "$cache"
-rm -rf "$dir"
-mkdir -p "$dir"
-tar -xf "$tarball" -C "$dir" --strip-components=1
+# Files the patch series touches.
+patched_files() {
+	sed -n 's|^+++ b/||p; s|^--- a/||p' "$@" | sort -u
+}
 
-cd "$dir"
+# Pristine copies of files $2... from the tarball, into $1.
+extract() {
+	local to=$1
+	shift
+	mkdir -p "$to"
+	[ $# -gt 0 ] || return 0
+	tar -xf "$tarball" -C "$to" --strip-components=1 --wildcards "${@/#/*/}" 2>/dev/null || true
+}
+
+log=$dir/build.log
+old_cfgkey=
+[ -f "$dir/.swapalloc-key" ] && old_cfgkey=$(cut -d' ' -f1 "$dir/.swapalloc-key")
+rm -f "$dir/.swapalloc-built"
+
+if [ -f "$dir/Makefile" ] && [ "$old_cfgkey" = "$cfgkey" ]; then
+	say "updating kernel $version ($flavor) in $dir: patches changed, only what depends on them recompiles"
+	reconfigure=0
+else
+	say "building kernel $version ($flavor) in $dir; a cold build takes about 6-10 minutes on 2 cores"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	tar -xf "$tarball" -C "$dir" --strip-components=1
+	: > "$dir/.swapalloc-files"
+	reconfigure=1
+fi
+
+# Apply patches/ to pristine copies of the files involved (those the old
+# and the new series touch), then copy over only what differs, so that
+# unchanged files keep their timestamps.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mapfile -t files < <( { cat "$dir/.swapalloc-files"; patched_files "$top"/patches/*.patch; } | sort -u)
+extract "$work/src" "${files[@]}"
+cp -a "$work/src" "$work/pristine"
 for p in "$top"/patches/*.patch; do
 	say "applying $(basename "$p")"
-	if ! patch -p1 --batch --forward --quiet < "$p"; then
+	if ! patch -d "$work/src" -p1 --batch --forward --quiet < "$p"; then
 		echo "swapalloc: $(basename "$p") does not apply to linux-source-6.12 $version" >&2
 		exit 1
 	fi
 done
-
-jobs=${JOBS:-$(nproc)}
-log=$dir/build.log
-say "configuring: allnoconfig + ${frags[*]##*/}"
-KCONFIG_ALLCONFIG=/dev/null scripts/kconfig/merge_config.sh -n -O "$dir" "${frags[@]}" >"$log" 2>&1 || {
-	tail -n 30 "$log" >&2; echo "swapalloc: kernel configuration failed (log: $log)" >&2; exit 1; }
-
-# merge_config only warns when a fragment's value did not stick: fail instead.
-bad=0
-for f in "${frags[@]}"; do
-	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_*=*)
-			if ! grep -qxF "$line" .config; then
-				echo "swapalloc: $line from ${f##*/} is not in the final .config" >&2
-				bad=1
-			fi ;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt%% *}
-			if grep -q "^$opt=" .config; then
-				echo "swapalloc: $opt should be unset (${f##*/})" >&2
-				bad=1
-			fi ;;
-		esac
-	done < "$f"
+for f in "${files[@]}"; do
+	if [ -f "$work/src/$f" ]; then
+		mkdir -p "$dir/$(dirname "$f")"
+		cmp -s "$work/src/$f" "$dir/$f" || cp "$work/src/$f" "$dir/$f"
+	elif [ ! -f "$work/pristine/$f" ]; then
+		rm -f "$dir/$f"		# created by an old patch, gone now
+	fi
 done
-[ $bad -eq 0 ] || exit 1
+patched_files "$top"/patches/*.patch > "$dir/.swapalloc-files"
+
+cd "$dir"
+jobs=${JOBS:-$(nproc)}
+
+configure() {
+	say "configuring: allnoconfig + ${frags[*]##*/}"
+	KCONFIG_ALLCONFIG=/dev/null scripts/kconfig/merge_config.sh -n -O "$dir" "${frags[@]}" >"$log" 2>&1 || {
+		tail -n 30 "$log" >&2; echo "swapalloc: kernel configuration failed (log: $log)" >&2; exit 1; }
+
+	# merge_config only warns when a fragment's value did not stick: fail instead.
+	local bad=0 f line opt
+	for f in "${frags[@]}"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*)
+				if ! grep -qxF "$line" .config; then
+					echo "swapalloc: $line from ${f##*/} is not in the final .config" >&2
+					bad=1
+				fi ;;
+			"# CONFIG_"*" is not set")
+				opt=${line#\# }; opt=${opt%% *}
+				if grep -q "^$opt=" .config; then
+					echo "swapalloc: $opt should be unset (${f##*/})" >&2
+					bad=1
+				fi ;;
+			esac
+		done < "$f"
+	done
+	[ $bad -eq 0 ] || exit 1
+}
+[ $reconfigure -eq 0 ] || configure
 
 say "compiling with $jobs jobs (log: $log)"
 if ! make -j"$jobs" >>"$log" 2>&1; then
@@ -97,6 +156,7 @@ say "building tools/mm/thp_swap_allocator_test from the same source"
 make -C tools/mm thp_swap_allocator_test >>"$log" 2>&1 || {
 	echo "swapalloc: building tools/mm/thp_swap_allocator_test failed (log: $log)" >&2; exit 1; }
 
+echo "$key" > .swapalloc-key
 touch .swapalloc-built
 say "kernel $(cat kernelrelease) ready"
 echo "$dir"

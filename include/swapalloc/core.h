@@ -26,7 +26,7 @@
 
 /* A cluster is the largest naturally aligned entry: a PMD's worth of slots. */
 #define SA_CLUSTER_ORDER	SWAPALLOC_MAX_ORDER
-#define SA_CLUSTER_SLOTS	(1U << SA_CLUSTER_ORDER)
+#define SA_CLUSTER_SLOTS	BIT(SA_CLUSTER_ORDER)
 #define SA_NR_ORDERS		(SA_CLUSTER_ORDER + 1)
 
 /* Which list a cluster is on; every cluster is on exactly one. */

@@ -51,6 +51,15 @@ static inline int swapalloc_env_reclaim(struct swapalloc_env *env,
 	return ret;
 }
 
+/* Let other lock holders in and reschedule: long reclaim passes only. */
+static inline void swapalloc_env_relax(struct swapalloc_env *env)
+	__must_hold(&env->si->lock)
+{
+	spin_unlock(&env->si->lock);
+	cond_resched();
+	spin_lock(&env->si->lock);
+}
+
 static inline void swapalloc_env_hold(struct swapalloc_env *env,
 				      unsigned long offset, unsigned long nr)
 {

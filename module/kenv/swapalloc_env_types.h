@@ -6,10 +6,6 @@
 #ifndef _SWAPALLOC_ENV_TYPES_H
 #define _SWAPALLOC_ENV_TYPES_H
 
-#if !__has_include(<linux/swap_alloc.h>)
-#error "swapalloc: this kernel has no swap_alloc hook. Apply swapalloc's patches/ (\"mm: swap: let a module own swap slot allocation for a device\" and the rest of the series) to it, or build with KDIR set to the tree scripts/kernel-build.sh prints."
-#endif
-
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
@@ -19,8 +15,9 @@
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+/* Kbuild stops earlier, with the fix, when the kernel has no hook at all. */
 #if SWAP_ALLOC_API_VERSION != 1
-#error "swapalloc: the kernel's swap_alloc hook is not version 1; use the patches/ of this swapalloc release"
+#error "swapalloc: kernel swap_alloc hook is not version 1; apply this release's patches/"
 #endif
 
 #ifdef CONFIG_THP_SWAP

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel style on everything that goes into the kernel or the module:
+# checkpatch.pl --strict (from the patched tree) on patches/ and on the
+# module's C files, and sparse on the module build.  Exit 1 on any finding.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/deps.sh" test >/dev/null
+tree=$("$top/scripts/kernel-build.sh" -q)
+cp="$tree/scripts/checkpatch.pl"
+bad=0
+
+echo "== checkpatch --strict patches/"
+for p in "$top"/patches/*.patch; do
+	if ! perl "$cp" --strict --quiet "$p"; then
+		echo "   in $(basename "$p")"
+		bad=1
+	fi
+done
+
+echo "== checkpatch --strict module sources"
+mapfile -t srcs < <(cd "$top" && ls module/*.c module/*.h module/kenv/*.h debugfs/*.c include/swapalloc/*.h)
+(cd "$top" && perl "$cp" --strict --quiet --no-tree --show-types \
+	-f "${srcs[@]}") || bad=1
+
+echo "== sparse"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+make -C "$top" clean KDIR="$tree" >/dev/null 2>&1
+make -C "$top" module KDIR="$tree" C=2 CHECK="sparse -Wno-unknown-attribute" >"$log" 2>&1 || {
+	cat "$log"; bad=1; }
+if grep -E "^/.*: (warning|error):" "$log"; then
+	bad=1
+fi
+
+[ $bad -eq 0 ] && echo "style: clean"
+exit $bad

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# No slot handed out twice, none lost: per-page patterns written, pushed to
+# swap with MADV_PAGEOUT as 4K and as 64K folios, read back and verified,
+# with the builtin allocator and with swapalloc on zram, a non-rotational
+# and a rotational virtio disk; after each scenario swapalloc's invariant
+# check, and its per-order counters against the kernel's mTHP counters.
+#
+# vm: --mem 1G --disk ssd0:640M --disk rot0:640M --timeout 2700
+. "$(dirname "$0")/../lib/guest.sh"
+
+verify=$(tool swapverify) || exit 1
+stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
+dbg=/sys/kernel/debug/swapalloc
+
+# The workload runs in a memory cgroup smaller than what it touches, so that
+# swap-cache folios are really reclaimed and data comes back from the device,
+# not from the swap cache, on the disks too.
+cg=/sys/fs/cgroup/swapverify
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+mkdir -p "$cg"
+echo 256M > "$cg/memory.max"
+
+# run NAME FOLIO SIZE_PER_PROC: two processes, SIZE each, in the cgroup.
+run() {
+	local name=$1 folio=$2 size=$3 out
+	if out=$(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+		"$verify" -s "$size" -f "$folio" -p 2 -q 2>&1); then
+		note "$name: $(echo "$out" | tail -n 1)"
+		pass "$name"
+	else
+		echo "$out" | tail -n 20 | sed 's/^/# /'
+		fail "$name" "$(echo "$out" | tail -n 1)"
+	fi
+}
+
+check_invariants() {
+	local name=$1 dev=$2 res
+	res=$(cat "$dbg/$dev/check" 2>&1)
+	if [ "$res" = ok ]; then
+		pass "$name: invariants"
+	else
+		fail "$name: invariants" "$res"
+	fi
+}
+
+# Column COL of the order-ORDER row of a device's alloc table.
+alloc_col() {
+	awk -v o="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == o { print $col[c] }' "$dbg/$1/alloc"
+}
+
+# scenario NAME DEV SIZE: 4K then 64K on DEV with swapalloc bound.
+scenario() {
+	local name=$1 dev=$2 size=$3 out0 fb0 ok0 fail0 out fb ok fl
+	out0=$(cat $stats/swpout); fb0=$(cat $stats/swpout_fallback)
+	ok0=$(alloc_col "$dev" 4 success); fail0=$(alloc_col "$dev" 4 fail)
+	run "$name: 4K folios" 4k "$size"
+	run "$name: 64K folios" 64k "$size"
+	check_invariants "$name" "$dev"
+	out=$(( $(cat $stats/swpout) - out0 )); fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
+	ok=$(( $(alloc_col "$dev" 4 success) - ok0 )); fl=$(( $(alloc_col "$dev" 4 fail) - fail0 ))
+	note "$name: 64K swpout +$out fallback +$fb; swapalloc order-4 success +$ok fail +$fl"
+	if [ "$out" -eq "$ok" ] && [ "$fb" -eq "$fl" ] && [ "$out" -gt 0 ]; then
+		pass "$name: order-4 counters match swpout and swpout_fallback"
+	else
+		fail "$name: order-4 counters match swpout and swpout_fallback" \
+			"swpout +$out vs success +$ok, swpout_fallback +$fb vs fail +$fl"
+	fi
+	if [ "$fb" -eq 0 ]; then
+		pass "$name: no 64K fallback"
+	else
+		fail "$name: no 64K fallback" "$fb of $((out + fb)) 64K folios fell back"
+	fi
+}
+
+mthp_enable 64
+
+# The builtin allocator, as a baseline: 1 GiB through zram.
+zram=$(setup_zram 640M)
+run "builtin zram: 4K folios" 4k 256M
+run "builtin zram: 64K folios" 64k 256M
+swapoff "$zram"
+
+insmod "$SWAPALLOC_TOP/swapalloc.ko" || { fail "insmod swapalloc"; finish; }
+
+swapon "$zram"
+grep -q "^zram0 ssd swapalloc percpu" "$dbg/devices" && pass "zram bound, per-CPU policy" ||
+	fail "zram bound, per-CPU policy" "$(cat $dbg/devices)"
+scenario "swapalloc zram" zram0 512M
+swapoff "$zram"
+
+ssd=$(find_disk ssd0)
+set_rotational "$ssd" 0
+mkswap "$ssd" >/dev/null && swapon "$ssd"
+scenario "swapalloc ssd virtio" "${ssd##*/}" 512M
+swapoff "$ssd"
+
+rot=$(find_disk rot0)
+set_rotational "$rot" 1
+mkswap "$rot" >/dev/null && swapon "$rot"
+grep -q "^${rot##*/} rotational swapalloc global" "$dbg/devices" &&
+	pass "rotational disk bound, global policy" ||
+	fail "rotational disk bound, global policy" "$(cat $dbg/devices)"
+scenario "swapalloc rotational virtio" "${rot##*/}" 512M
+swapoff "$rot"
+
+rmmod swapalloc && pass "rmmod" || fail "rmmod"
+finish

@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The bpftrace scripts against workloads with known answers: each script's
+# output must show what its workload produces, not merely start.  Also:
+# every script parses (bpftrace -d), the builtin cluster_alloc_swap_entry()
+# kprobe fires (patched kernel), and bpftrace/run refuses a script whose
+# module is missing with the fix.  Captured outputs are kept in
+# results/bpftrace/ of the VM output (tests/run copies it to build/results).
+#
+# vm: --mem 1G --disk rot0:256M --timeout 1800
+. "$(dirname "$0")/../lib/guest.sh"
+require_cmd bpftrace
+
+verify=$(tool swapverify) || exit 1
+bt=$SWAPALLOC_TOP/bpftrace
+ko=$SWAPALLOC_TOP/swapalloc.ko
+out=/mnt/out/results/bpftrace
+mkdir -p "$out"
+stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
+
+# start NAME SCRIPT [ARGS]: bpftrace/run in the background, wait until attached.
+start() {
+	local name=$1 i
+	shift
+	"$bt/run" "$@" > "$out/$name.txt" 2>"$out/$name.err" &
+	btpid=$!
+	for i in $(seq 1 120); do
+		grep -q "Attaching\|Tracing" "$out/$name.txt" "$out/$name.err" 2>/dev/null && break
+		kill -0 $btpid 2>/dev/null || break
+		sleep 0.5
+	done
+	# recorder.bt prints nothing before its first event: give it time to attach.
+	sleep 2
+}
+
+stop() {
+	kill -INT $btpid 2>/dev/null || true
+	wait $btpid 2>/dev/null || true
+}
+
+work() {	# work SIZE FOLIO: swap SIZE of FOLIO pages out and back
+	"$verify" -s "$1" -f "$2" -i 1 -q -n > /dev/null
+}
+
+mthp_enable 64
+zram=$(setup_zram 256M)
+
+# --- without the module: the builtin allocator is visible, our scripts refuse
+bpftrace -e 'kprobe:cluster_alloc_swap_entry { @hits[arg1] = count(); }' \
+	> "$out/builtin-kprobe.txt" 2>&1 &
+btpid=$!
+sleep 5
+work 64M 64k
+stop
+hits=$(awk -F': ' '/^@hits\[4\]/ { print $2 }' "$out/builtin-kprobe.txt")
+[ "${hits:-0}" -gt 0 ] && pass "kprobe on builtin cluster_alloc_swap_entry fires (order 4: $hits)" ||
+	fail "kprobe on builtin cluster_alloc_swap_entry fires" "$(tail -n 3 "$out/builtin-kprobe.txt")"
+
+if "$bt/run" alloc-latency.bt > /tmp/missing.txt 2>&1; then
+	fail "missing module: refused with the fix" "it ran"
+else
+	grep -q "needs swapalloc.ko loaded" /tmp/missing.txt &&
+		pass "missing module: refused with the fix" ||
+		fail "missing module: refused with the fix" "$(cat /tmp/missing.txt)"
+fi
+
+insmod "$ko" || { fail insmod; finish; }
+
+# --- every script parses
+for s in "$bt"/*.bt; do
+	if bpftrace -d "$s" > /tmp/parse.txt 2>&1; then
+		pass "$(basename "$s") parses"
+	else
+		fail "$(basename "$s") parses" "$(grep ERROR /tmp/parse.txt | head -n 2)"
+	fi
+done
+
+# --- alloc-latency: order-4 samples for both allocators after 64K swap-out
+swapoff "$zram"
+start alloc-latency alloc-latency.bt
+swapon "$zram"		# bound to swapalloc at swapon
+work 64M 64k
+rmmod swapalloc		# the same device, back to the builtin allocator
+work 64M 64k
+insmod "$ko"
+stop
+grep -q '^@swapalloc_ns\[4\]:' "$out/alloc-latency.txt" &&
+	grep -q '^@builtin_ns\[4\]:' "$out/alloc-latency.txt" &&
+	pass "alloc-latency: order-4 histograms for builtin and swapalloc" ||
+	fail "alloc-latency: order-4 histograms for builtin and swapalloc" "$(head -c 400 "$out/alloc-latency.txt")"
+
+# --- fallback: nothing on a roomy device, failures on a full one
+start fallback-empty fallback.bt
+work 32M 64k
+stop
+n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-empty.txt" || true)
+[ "$n" -eq 0 ] && pass "fallback: no failures on a roomy device" ||
+	fail "fallback: no failures on a roomy device" "$n failures"
+swapoff "$zram"
+small=$(setup_zram 16M)
+start fallback-full fallback.bt
+work 96M 64k
+stop
+n=$(grep -c '^[0-9].* swapalloc .* 4 ' "$out/fallback-full.txt" || true)
+[ "$n" -gt 0 ] && pass "fallback: order-4 failures with occupancy on a full device ($n)" ||
+	fail "fallback: order-4 failures with occupancy on a full device" "$(tail -n 3 "$out/fallback-full.txt")"
+swapoff "$small"
+
+# --- reclaim-discard: discards on a --discard device, reclaim when swap is full
+echo 1 > /sys/block/zram0/reset
+echo 256M > /sys/block/zram0/disksize
+mkswap /dev/zram0 > /dev/null
+swapon --discard=pages /dev/zram0
+start reclaim-discard reclaim-discard.bt
+work 128M 64k
+sleep 2
+stop
+d=$(awk '$1 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$out/reclaim-discard.txt")
+[ "$d" -gt 0 ] && pass "reclaim-discard: $d clusters discarded on a discard device" ||
+	fail "reclaim-discard: clusters discarded on a discard device" "$(tail -n 5 "$out/reclaim-discard.txt")"
+swapoff /dev/zram0
+small=$(setup_zram 16M)
+start reclaim-full reclaim-discard.bt
+work 64M 4k
+sleep 1
+stop
+r=$(awk '$1 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' "$out/reclaim-full.txt")
+[ "$r" -gt 0 ] && pass "reclaim-discard: $r reclaim passes on a full device" ||
+	fail "reclaim-discard: reclaim passes on a full device" "$(tail -n 5 "$out/reclaim-full.txt")"
+swapoff "$small"
+
+# --- cluster-use: per-CPU order-4 allocations, sources, wait histogram
+echo 1 > /sys/block/zram0/reset
+echo 256M > /sys/block/zram0/disksize
+mkswap /dev/zram0 > /dev/null && swapon /dev/zram0
+start cluster-use cluster-use.bt
+"$verify" -s 48M -f 64k -i 1 -p 2 -q -n > /dev/null
+stop
+grep -q '^@allocs\[[0-9]*, 4\]' "$out/cluster-use.txt" && grep -q '^@wait_ns:' "$out/cluster-use.txt" &&
+	pass "cluster-use: per-CPU order-4 allocations and wait histogram" ||
+	fail "cluster-use: per-CPU order-4 allocations and wait histogram" "$(head -c 400 "$out/cluster-use.txt")"
+
+# --- recorder: one A line per allocation; swapsim replays the trace
+start recorder recorder.bt
+a0=$(cat $stats/swpout)
+work 32M 64k
+stop
+a=$(( $(cat $stats/swpout) - a0 ))
+n=$(grep -c '^A [0-9]* 4 [1-9]' "$out/recorder.txt" || true)
+f=$(grep -c '^F ' "$out/recorder.txt" || true)
+note "recorder: $n order-4 allocations, $f frees recorded; 64K swpout +$a"
+[ "$n" -eq "$a" ] && [ "$f" -gt 0 ] && pass "recorder: every order-4 allocation and the frees recorded" ||
+	fail "recorder: every order-4 allocation and the frees recorded" "$n lines vs swpout +$a, $f frees"
+sim=$SWAPALLOC_TOP/build/unit/swapsim
+if [ -x "$sim" ]; then
+	if "$sim" --trace "$out/recorder.txt" > "$out/swapsim-replay.txt" 2>&1; then
+		pass "swapsim replays the recorded trace"
+	else
+		fail "swapsim replays the recorded trace" "$(tail -n 3 "$out/swapsim-replay.txt")"
+	fi
+fi
+swapoff /dev/zram0
+
+# --- sequentiality: long write runs on a rotational disk with swapalloc
+rot=$(find_disk rot0)
+set_rotational "$rot" 1
+mkswap "$rot" > /dev/null && swapon "$rot"
+start sequentiality sequentiality.bt
+work 96M 64k
+stop
+grep -q '^@run_kib\[' "$out/sequentiality.txt" &&
+	awk '/^@run_kib/ { h = 1 } h && /^\[[0-9]+[KM]?, / { split($1, r, /[\[,]/); v = r[2];
+		if (v ~ /K$/) v = v * 1024; else if (v ~ /M$/) v = v * 1048576;
+		if (v + 0 >= 1024 && $3 + 0 > 0) ok = 1 } END { exit !ok }' "$out/sequentiality.txt" &&
+	pass "sequentiality: write runs of 1 MiB and more on the rotational disk" ||
+	fail "sequentiality: write runs of 1 MiB and more on the rotational disk" "$(head -c 600 "$out/sequentiality.txt")"
+swapoff "$rot"
+
+rmmod swapalloc
+finish
