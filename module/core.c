@@ -482,15 +482,20 @@ void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 		off = sa_start(dev, ci);
 		end = sa_end(dev, ci);
 		while (off < end) {
-			if (swapalloc_env_map(&dev->env, off) == SWAP_HAS_CACHE) {
-				ret = swapalloc_env_reclaim(&dev->env, off);
-				if (ret > 0) {
-					slots += ret;
-					off += ret;
-					continue;
-				}
+			if (swapalloc_env_map(&dev->env, off) != SWAP_HAS_CACHE) {
+				off++;
+				continue;
 			}
-			off++;
+			/*
+			 * The folio caching @off, reclaimed (ret > 0) or not
+			 * (ret < 0), covers a naturally aligned range that
+			 * may start before @off: go on after its end.
+			 */
+			ret = swapalloc_env_reclaim(&dev->env, off);
+			if (ret > 0)
+				slots += ret;
+			ret = abs(ret);
+			off = ret > 1 ? ALIGN_DOWN(off, ret) + ret : off + 1;
 		}
 		if (slots && !force)
 			break;
@@ -734,10 +739,12 @@ static int sa_check_list(struct swapalloc_dev *dev, unsigned int l,
 		i = sa_idx(ci, dev);
 		if (i >= dev->nr_clusters)
 			return sa_violation(buf, len, "%s list holds a foreign cluster", name);
+		if (seen_in[i] == l * SA_NR_ORDERS + o + 1)
+			return sa_violation(buf, len, "%s list loops", name);
 		if (seen_in[i])
 			return sa_violation(buf, len, "cluster %u on two lists: %s and %s", i,
-					    sa_list_names[seen_in[i] - 1], name);
-		seen_in[i] = l + 1;
+					    sa_list_names[(seen_in[i] - 1) / SA_NR_ORDERS], name);
+		seen_in[i] = l * SA_NR_ORDERS + o + 1;
 		if (ci->list != l)
 			return sa_violation(buf, len, "cluster %u on %s list but marked %s", i,
 					    name, swapalloc_list_name(ci->list));

@@ -11,7 +11,7 @@ declare -A pkgs_for=(
 	[vm]="qemu-system-x86 util-linux procps"
 	[tools]="bpftrace stress-ng"
 	[test]="clang llvm libclang-rt-14-dev sparse"
-	[dkms]="dkms"
+	[dkms]="dkms linux-headers-amd64"
 )
 
 groups=("$@")

@@ -62,7 +62,11 @@ scenario() {
 	out=$(( $(cat $stats/swpout) - out0 )); fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
 	ok=$(( $(alloc_col "$dev" 4 success) - ok0 )); fl=$(( $(alloc_col "$dev" 4 fail) - fail0 ))
 	note "$name: 64K swpout +$out fallback +$fb; swapalloc order-4 success +$ok fail +$fl"
-	if [ "$out" -eq "$ok" ] && [ "$fb" -eq "$fl" ] && [ "$out" -gt 0 ]; then
+	# On zram every swap-out needs a new entry (swap-in frees it); on a
+	# disk a folio still in the swap cache is written again to the entry
+	# it has, so swpout may exceed the allocations there.
+	if [ "$fb" -eq "$fl" ] && [ "$ok" -gt 0 ] &&
+	   { [ "$out" -eq "$ok" ] || { [ "$dev" != zram0 ] && [ "$out" -gt "$ok" ]; }; }; then
 		pass "$name: order-4 counters match swpout and swpout_fallback"
 	else
 		fail "$name: order-4 counters match swpout and swpout_fallback" \

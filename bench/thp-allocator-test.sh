@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+#   bench/thp-allocator-test.sh [DEVICES...]
+#
+# Upstream's tools/mm/thp_swap_allocator_test (built from linux-source-6.12)
+# in its four modes, builtin allocator then swapalloc, in one guest boot,
+# on each configuration named (default: all):
+#   zram         64 MiB zram, as in the tool's header
+#   rotational   64 MiB virtio disk with queue/rotational = 1
+#   ssd-memcg    64 MiB non-rotational virtio disk, the tool in a 32M memcg
+#   ssd72-memcg  the same on a 72 MiB disk
+# Per-iteration fallback % lands in bench/results/thp-swap-allocator-<date>.tsv,
+# and the steady state (mean of iterations 51-100) is printed.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+devices=${*:-zram rotational ssd-memcg ssd72-memcg}
+
+"$top/scripts/deps.sh" kernel vm
+tree=$("$top/scripts/kernel-build.sh")
+make -s -C "$top" module KDIR="$tree" >/dev/null
+make -s -C "$top/tests/tools" >/dev/null
+out=$(mktemp -d /tmp/swapalloc-bench.XXXXXX)
+rc=0
+SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout 7200 --out "$out" \
+	--disk rot0:64M --disk ssd0:64M --disk ssd1:72M \
+	--env THP_TEST_DEVICES="$devices" \
+	-- "$top/tests/guest/40-thp-allocator-test.sh" | grep -E '^# (steady|  |[a-z])|^(PASS|FAIL)' || rc=$?
+mkdir -p "$top/bench/results"
+dst=$top/bench/results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv
+if [ -f "$out/results/thp-swap-allocator.tsv" ]; then
+	cp "$out/results/thp-swap-allocator.tsv" "$dst"
+	echo "per-iteration results: $dst"
+fi
+exit $rc
