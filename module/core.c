@@ -429,30 +429,89 @@ static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 }
 
 /*
+ * A free slot of @ci inside an aligned block of the cluster's order that
+ * is already partly used: a hole that order cannot use anyway.  Returns 0
+ * if every free slot of @ci lies in a wholly free block.
+ */
+static unsigned long sa_alloc_hole(struct swapalloc_dev *dev,
+				   struct swapalloc_cluster *ci, unsigned char usage)
+{
+	unsigned long start = sa_start(dev, ci), end = sa_end(dev, ci);
+	unsigned long bs = 1UL << ci->order, blk, off, hole;
+	bool used;
+
+	if (ci->list == SA_LIST_DISCARD || ci->count >= SA_CLUSTER_SLOTS)
+		return 0;
+	for (blk = start; blk < end; blk += bs) {
+		hole = 0;
+		used = blk + bs > end;	/* a block running past the end */
+		for (off = blk; off < blk + bs && off < end; off++) {
+			if (swapalloc_env_map(&dev->env, off))
+				used = true;
+			else if (!hole)
+				hole = off;
+		}
+		if (!hole || !used)
+			continue;
+		if (!swapalloc_env_commit(&dev->env, hole, 0, usage))
+			return 0;
+		sa_account_alloc(dev, ci, 0);
+		return hole;
+	}
+	return 0;
+}
+
+/*
  * Order 0 only: take a free slot from clusters serving higher orders,
  * frag clusters first (they have already failed their own order), then
- * nonfull ones, as upstream's cluster_alloc_swap_entry() does.  The
- * cursor is not left in such a cluster, so that the next order-0
- * allocation looks for an order-0 cluster again.
+ * nonfull ones, as upstream's cluster_alloc_swap_entry() does.  With
+ * @holes, only slots in blocks of the cluster's order that are partly
+ * used already, which that order cannot use: order 0 then fills the
+ * holes 4K swap-in leaves in 64K entries instead of breaking the aligned
+ * free runs the next 64K folios need.  The cursor is not left in such a
+ * cluster, so that the next order-0 allocation looks for an order-0
+ * cluster again.
  */
-static unsigned long sa_steal(struct swapalloc_dev *dev, unsigned char usage)
+static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
+			      unsigned char usage)
 {
+	static const enum swapalloc_list lists[] = { SA_LIST_FRAG, SA_LIST_NONFULL };
+	struct swapalloc_cluster *ci;
+	struct list_head *head;
 	unsigned long off, next;
+	unsigned int i, n;
 	int o;
 
 	for (o = 1; o < SA_NR_ORDERS; o++) {
-		off = sa_scan_list(dev, SA_LIST_FRAG, o, 0, usage,
-				   dev->nr_frag[o], false, &next);
-		if (off)
-			return off;
-		off = sa_scan_list(dev, SA_LIST_NONFULL, o, 0, usage,
-				   dev->nr_nonfull[o], false, &next);
-		if (off)
-			return off;
+		for (i = 0; i < ARRAY_SIZE(lists); i++) {
+			if (!holes) {
+				off = sa_scan_list(dev, lists[i], o, 0, usage,
+						   *sa_list_counter(dev, lists[i], o),
+						   false, &next);
+				if (off)
+					return off;
+				continue;
+			}
+			head = sa_list_head(dev, lists[i], o);
+			n = *sa_list_counter(dev, lists[i], o);
+			list_for_each_entry(ci, head, node) {
+				if (!n--)
+					break;
+				off = sa_alloc_hole(dev, ci, usage);
+				if (off)
+					return off;
+			}
+		}
 		if (!swapalloc_env_writable(&dev->env))
 			return 0;
 	}
 	return 0;
+}
+
+/* Slots allocated or freed count down the wait after a fruitless reclaim. */
+static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
+{
+	dev->reclaim_wait -= min_t(unsigned int, dev->reclaim_wait, nr);
 }
 
 /*
@@ -460,7 +519,13 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, unsigned char usage)
  * full cluster first.  Normally one cluster, stopping at the first slot
  * freed; when @force (the device is nearly exhausted, or from the
  * background worker) as many clusters as are in use.  Only one pass runs
- * per device at a time, so CPUs do not all reclaim at once.
+ * per device at a time, so CPUs do not all reclaim at once.  A forced
+ * pass that frees nothing holds further forced passes, and the background
+ * worker, off until a cluster's worth of slots has been allocated or
+ * freed (->reclaim_wait), instead of walking every full cluster again for
+ * nothing: on zram, whose swap-in bypasses the swap cache, almost no slot
+ * is ever held by the cache alone.  Measured in `make demo` (zram full,
+ * before this): 498 passes scanned 60556 clusters and freed no slot.
  */
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 {
@@ -507,6 +572,8 @@ void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 	}
 	sa_count(&dev->stats.reclaim_slots, slots);
 	trace_swapalloc_reclaim(dev, force, scanned, slots);
+	if (force && !slots)
+		dev->reclaim_wait = SA_CLUSTER_SLOTS;
 	dev->reclaiming = false;
 }
 
@@ -569,6 +636,19 @@ again:
 			goto done;
 	}
 
+	if (order == 0) {
+		src = SA_SRC_FRAG;
+		limit = min_t(unsigned int, dev->nr_frag[0], SA_FRAG_SCAN_MAX);
+		off = sa_scan_list(dev, SA_LIST_FRAG, 0, 0, usage, limit, false, &next);
+		if (off)
+			goto done;
+		src = SA_SRC_STEAL;
+		next = 0;
+		off = sa_steal(dev, true, usage);
+		if (off)
+			goto done;
+	}
+
 	while (!list_empty(&dev->free)) {
 		struct swapalloc_cluster *ci;
 
@@ -594,7 +674,7 @@ again:
 			goto done;
 	}
 
-	if (order < SA_CLUSTER_ORDER) {
+	if (order && order < SA_CLUSTER_ORDER) {
 		src = SA_SRC_FRAG;
 		limit = min_t(unsigned int, dev->nr_frag[order], SA_FRAG_SCAN_MAX);
 		off = sa_scan_list(dev, SA_LIST_FRAG, order, order, usage, limit,
@@ -609,7 +689,7 @@ again:
 	if (order == 0) {
 		src = SA_SRC_STEAL;
 		next = 0;
-		off = sa_steal(dev, usage);
+		off = sa_steal(dev, false, usage);
 		if (off)
 			goto done;
 	}
@@ -617,8 +697,8 @@ again:
 	if (!retried && swapalloc_env_swap_full(&dev->env) &&
 	    swapalloc_env_writable(&dev->env)) {
 		retried = true;
-		swapalloc_reclaim_full(dev, swapalloc_env_free_slots(&dev->env) <
-				       SA_CLUSTER_SLOTS);
+		swapalloc_reclaim_full(dev, !dev->reclaim_wait &&
+				       swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS);
 		goto again;
 	}
 
@@ -633,8 +713,10 @@ done:
 	sa_count(&dev->stats.order[order].src[src], 1);
 	trace_swapalloc_alloc(dev, order, off, src);
 	cur->next[order] = next;
+	sa_reclaim_churn(dev, 1U << order);
 	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
-	    swapalloc_env_swap_full(&dev->env) && !dev->quiescing)
+	    !dev->reclaim_wait && !dev->quiescing &&
+	    swapalloc_env_swap_full(&dev->env))
 		swapalloc_env_kick_reclaim(&dev->env);
 	return off;
 }
@@ -659,6 +741,7 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 			 (offset + nr - 1) / SA_CLUSTER_SLOTS))
 		return;
 	trace_swapalloc_free(dev, offset, nr);
+	sa_reclaim_churn(dev, nr);
 	ci = sa_cluster(dev, offset);
 	if (WARN_ON_ONCE(ci->count < nr || ci->list == SA_LIST_FREE ||
 			 ci->list == SA_LIST_DISCARD))

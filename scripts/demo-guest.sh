@@ -20,8 +20,8 @@ phase() {
 }
 
 mthp_enable 64
-setup_zram 256M >/dev/null			# zram0: builtin allocator
-setup_zram 256M >/dev/null			# zram1: swapalloc (off until phase 2)
+setup_zram 512M >/dev/null			# zram0: builtin allocator
+setup_zram 512M >/dev/null			# zram1: swapalloc (off until phase 2)
 echo "=== loading swapalloc for zram1 only (devices=zram1)"
 insmod "$SWAPALLOC_TOP/swapalloc.ko" devices=zram1
 swapoff /dev/zram1

@@ -91,6 +91,7 @@ struct swapalloc_dev {
 	bool discards;			/* discard freed clusters before reuse */
 	bool quiescing;			/* being unbound: no new deferred work */
 	bool reclaiming;		/* a full-cluster reclaim pass is running */
+	unsigned int reclaim_wait;	/* churn left before a forced reclaim */
 	bool discarding;		/* a discard is in flight, lock dropped */
 
 	struct swapalloc_cluster *clusters;

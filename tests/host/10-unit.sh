@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The allocator core in userspace (tests/unit/, tests/shim/): build, then
+#   - the unit tests, plain and with ASan + UBSan;
+#   - the model test with a fresh random seed (printed, seed=N) and with a
+#     fixed one, plain, and a shorter run with ASan + UBSan;
+#   - the libFuzzer target for a bounded time;
+#   - bench/swapsim: a short run recorded as a trace, replayed, and every
+#     recorded free must apply.
+# Each step prints PASS/FAIL; the last line is "N passed, N failed".
+# Exit 0 if every step passed, 1 otherwise.  About a minute on 2 cores.
+#
+#   FUZZ_TIME=SECONDS (default 20), MODEL_OPS=N (default 20000 per config)
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+O=$top/build/unit
+fuzz_time=${FUZZ_TIME:-20}
+model_ops=${MODEL_OPS:-20000}
+passed=0
+failed=0
+
+# clang, llvm and libclang-rt-14-dev for the fuzzer
+"$top/scripts/deps.sh" test >/dev/null || exit 1
+
+step() {
+	local name=$1 log
+	shift
+	log=$(mktemp)
+	if "$@" >"$log" 2>&1; then
+		echo "PASS: $name: $(grep -E 'passed, [0-9]+ failed|every recorded free|^Done [0-9]+ runs' \
+			"$log" | tail -1)"
+		passed=$((passed + 1))
+	else
+		echo "FAIL: $name"
+		{ grep -E '^(FAIL|  )|ERROR|fuzz_core:|violation|WARNING' "$log" | head -n 40
+		  tail -n 5 "$log"; } | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+	grep -m1 '^seed=' "$log" | sed "s/^/    $name: /"
+	rm -f "$log"
+}
+
+if ! make -s -C "$top/tests/unit" -j2 O="$O" all; then
+	echo "FAIL: build"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+step "unit" "$O/test_core"
+step "unit-asan-ubsan" "$O/test_core-san"
+step "model-fresh-seed" "$O/test_model" -n "$model_ops"
+step "model-seed-1" "$O/test_model" -n "$model_ops" -s 1
+step "model-asan-ubsan" "$O/test_model-san" -n 3000
+
+fuzz() {
+	local corpus
+	corpus=$(mktemp -d)
+	"$O/fuzz_core" -max_total_time="$fuzz_time" -max_len=4096 -len_control=20 \
+		-timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+		-artifact_prefix="$O/fuzz-" "$corpus"
+	local rc=$?
+	rm -rf "$corpus"
+	[ $rc -eq 0 ] || echo "crash input kept as $O/fuzz-*; replay: $O/fuzz_core FILE"
+	return $rc
+}
+step "fuzz-${fuzz_time}s" fuzz
+
+swapsim_replay() {
+	local trace out
+	trace=$(mktemp)
+	"$O/swapsim" --swapin 4k --mode none --policy percpu --iterations 10 \
+		--record "$trace" || return 1
+	out=$("$O/swapsim" --trace "$trace") || return 1
+	rm -f "$trace"
+	echo "$out"
+	echo "$out" | grep -q "every recorded free applied: yes"
+}
+step "swapsim-record-replay" swapsim_replay
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace environment of the swapalloc core: the simulated swap device.
+ * Each function keeps the contract of its kernel version in
+ * module/kenv/swapalloc_env.h and of the swap_alloc_*() helper behind it
+ * (patches/0004), and checks that the core keeps its side: the simulated
+ * si->lock is held on every call, ranges are aligned and within one
+ * cluster, held slots were free, released ones held.  A broken rule is a
+ * "violation": counted in sim_dev::violations and warned about.
+ */
+#ifndef _SWAPALLOC_ENV_H
+#define _SWAPALLOC_ENV_H
+
+#include <swapalloc_env_types.h>
+
+#define SIM_CLUSTER_SLOTS	BIT(SWAPALLOC_MAX_ORDER)
+
+__printf(2, 3) void sim_violation(struct sim_dev *sd, const char *fmt, ...);
+int sim_env_reclaim(struct sim_dev *sd, unsigned long offset);
+bool sim_cluster_is_free(struct sim_dev *sd, unsigned long offset);
+void sim_env_relax(struct sim_dev *sd);
+void sim_env_discard(struct sim_dev *sd, unsigned long offset, unsigned long nr);
+
+static inline void sim_must_hold(struct sim_dev *sd, const char *what)
+{
+	if (!sd->locked)
+		sim_violation(sd, "%s called without the device lock", what);
+}
+
+/* swap_alloc_range_ok(): inside the device and within one cluster. */
+static inline bool sim_range_ok(struct sim_dev *sd, unsigned long offset,
+				unsigned long nr)
+{
+	return nr && offset + nr <= sd->max &&
+	       offset / SIM_CLUSTER_SLOTS == (offset + nr - 1) / SIM_CLUSTER_SLOTS;
+}
+
+static inline unsigned char swapalloc_env_map(struct swapalloc_env *env,
+					      unsigned long offset)
+{
+	struct sim_dev *sd = env->sim;
+
+	sim_must_hold(sd, "swapalloc_env_map()");
+	if (offset >= sd->max) {
+		sim_violation(sd, "map read of slot %lu, max %lu", offset, sd->max);
+		return SWAP_MAP_BAD;
+	}
+	sd->cnt.map_reads++;
+	return sd->swap_map[offset];
+}
+
+/* swap_alloc_commit() */
+static inline bool swapalloc_env_commit(struct swapalloc_env *env,
+					unsigned long offset, int order,
+					unsigned char usage)
+{
+	struct sim_dev *sd = env->sim;
+	unsigned long nr, i;
+
+	sim_must_hold(sd, "swapalloc_env_commit()");
+	sd->cnt.commits++;
+	if (order < 0 || order > SWAPALLOC_MAX_ORDER) {
+		sim_violation(sd, "commit of order %d", order);
+		goto fail;
+	}
+	nr = 1UL << order;
+	if (WARN_ON_ONCE(!IS_ALIGNED(offset, nr) || !offset ||
+			 !sim_range_ok(sd, offset, nr))) {
+		sim_violation(sd, "commit of %lu order %d: unaligned, 0 or across clusters",
+			      offset, order);
+		goto fail;
+	}
+	if (!usage || usage == SWAP_MAP_BAD)
+		sim_violation(sd, "commit with usage %#x", usage);
+	if (!sd->writable)
+		goto fail;
+	if (sd->fail_commit_at && sd->cnt.commits == sd->fail_commit_at) {
+		sd->cnt.injected++;
+		if (sim_cluster_is_free(sd, offset))
+			sd->cnt.injected_free++;
+		goto fail;
+	}
+	for (i = 0; i < nr; i++)
+		if (sd->swap_map[offset + i])
+			goto fail;
+	memset(sd->swap_map + offset, usage, nr);
+	sd->inuse += nr;
+	sd->cnt.committed += nr;
+	return true;
+fail:
+	sd->cnt.commit_fails++;
+	return false;
+}
+
+static inline bool swapalloc_env_writable(struct swapalloc_env *env)
+{
+	return env->sim->writable;
+}
+
+/* vm_swap_full(): less than half of swap free, unless forced either way. */
+static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
+{
+	struct sim_dev *sd = env->sim;
+
+	if (sd->full != SIM_FULL_AUTO)
+		return sd->full == SIM_FULL_ON;
+	return sd->inuse * 2 > sd->pages;
+}
+
+static inline unsigned long swapalloc_env_free_slots(struct swapalloc_env *env)
+{
+	return env->sim->pages - env->sim->inuse;
+}
+
+/*
+ * swap_alloc_reclaim() with the lock dropped around it: the folio caching
+ * @offset is freed whole, through swapalloc_free(), if every one of its
+ * slots is SWAP_HAS_CACHE only and it is not busy.  Returns the slots
+ * freed, minus the folio's size if it was not reclaimable, 0 if no folio
+ * caches @offset.  See sim_env_reclaim() in sim.c.
+ */
+static inline int swapalloc_env_reclaim(struct swapalloc_env *env,
+					unsigned long offset)
+{
+	return sim_env_reclaim(env->sim, offset);
+}
+
+/*
+ * The kernel drops the lock and reschedules: other CPUs may allocate and
+ * free meanwhile, so the hook runs with the lock dropped.
+ */
+static inline void swapalloc_env_relax(struct swapalloc_env *env)
+{
+	sim_env_relax(env->sim);
+}
+
+/* swap_alloc_hold(): free slots become SWAP_MAP_BAD while discarded. */
+static inline void swapalloc_env_hold(struct swapalloc_env *env,
+				      unsigned long offset, unsigned long nr)
+{
+	struct sim_dev *sd = env->sim;
+	unsigned long i;
+
+	sim_must_hold(sd, "swapalloc_env_hold()");
+	sd->cnt.holds++;
+	if (WARN_ON_ONCE(!sim_range_ok(sd, offset, nr))) {
+		sim_violation(sd, "hold of %lu+%lu: bad range", offset, nr);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		if (WARN_ON_ONCE(sd->swap_map[offset + i]))
+			sim_violation(sd, "hold of slot %lu, in use (%#x)",
+				      offset + i, sd->swap_map[offset + i]);
+	memset(sd->swap_map + offset, SWAP_MAP_BAD, nr);
+	sd->cnt.held += nr;
+}
+
+/* swap_alloc_release() */
+static inline void swapalloc_env_release(struct swapalloc_env *env,
+					 unsigned long offset, unsigned long nr)
+{
+	struct sim_dev *sd = env->sim;
+	unsigned long i;
+
+	sim_must_hold(sd, "swapalloc_env_release()");
+	sd->cnt.releases++;
+	if (WARN_ON_ONCE(!sim_range_ok(sd, offset, nr))) {
+		sim_violation(sd, "release of %lu+%lu: bad range", offset, nr);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		if (WARN_ON_ONCE(sd->swap_map[offset + i] != SWAP_MAP_BAD))
+			sim_violation(sd, "release of slot %lu, not held (%#x)",
+				      offset + i, sd->swap_map[offset + i]);
+	memset(sd->swap_map + offset, 0, nr);
+	sd->cnt.released += nr;
+}
+
+/* swap_alloc_discard() with the lock dropped: counts, runs the hook. */
+static inline void swapalloc_env_discard(struct swapalloc_env *env,
+					 unsigned long offset, unsigned long nr)
+{
+	sim_env_discard(env->sim, offset, nr);
+}
+
+/* schedule_work(): counted; the tests run the work themselves. */
+static inline void swapalloc_env_kick_discard(struct swapalloc_env *env)
+{
+	env->sim->cnt.kick_discard++;
+}
+
+static inline void swapalloc_env_kick_reclaim(struct swapalloc_env *env)
+{
+	env->sim->cnt.kick_reclaim++;
+}
+
+#endif /* _SWAPALLOC_ENV_H */

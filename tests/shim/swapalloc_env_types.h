@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace environment of the swapalloc core: types.  Instead of a
+ * swap_info_struct, struct swapalloc_env points at a simulated swap device
+ * (struct sim_dev): a swap_map, the usage counters of si->pages and
+ * si->inuse_pages, SWP_WRITEOK, the vm_swap_full() state, a simulated swap
+ * cache, counters of every environment call and hooks for injecting
+ * failures and for running "other CPUs" while the core has dropped the
+ * lock.  tests/shim/sim.h has the functions that drive it.
+ */
+#ifndef _SWAPALLOC_ENV_TYPES_H
+#define _SWAPALLOC_ENV_TYPES_H
+
+#include "linux-shim.h"
+
+/* PMD order on x86-64 with CONFIG_THP_SWAP: 512-slot clusters. */
+#define SWAPALLOC_MAX_ORDER	9
+
+/* What swapalloc_env_swap_full() answers. */
+enum sim_full_mode {
+	SIM_FULL_AUTO,		/* vm_swap_full(): inuse * 2 > pages */
+	SIM_FULL_ON,		/* always full */
+	SIM_FULL_OFF,		/* never full */
+};
+
+/* When sim_dev::hook is called; the simulated lock is not held then. */
+enum sim_event {
+	SIM_EV_RECLAIM,		/* inside swapalloc_env_reclaim(), before the reclaim */
+	SIM_EV_RECLAIMED,	/* inside swapalloc_env_reclaim(), after it */
+	SIM_EV_DISCARD,		/* inside swapalloc_env_discard() */
+	SIM_EV_RELAX,		/* inside swapalloc_env_relax() */
+};
+
+/* Calls into the environment, for tests that count them. */
+struct sim_counters {
+	unsigned long map_reads;
+	unsigned long commits;		/* swapalloc_env_commit() calls */
+	unsigned long commit_fails;	/* of which failed */
+	unsigned long injected;		/* of which by fail_commit_at */
+	unsigned long injected_free;	/* of those, into a free cluster */
+	unsigned long committed;	/* slots committed */
+	unsigned long reclaim_calls;
+	unsigned long reclaimed;	/* slots freed by reclaim */
+	unsigned long reclaim_busy;	/* reclaims that found a busy folio */
+	unsigned long holds, held;	/* calls, slots */
+	unsigned long releases, released;
+	unsigned long discards, discarded;
+	unsigned long kick_discard;
+	unsigned long kick_reclaim;
+	unsigned long relax;		/* swapalloc_env_relax() calls */
+	unsigned long frees;		/* final frees passed to swapalloc_free() */
+	unsigned long freed;		/* slots they covered */
+};
+
+struct sim_dev;
+struct swapalloc_dev;
+
+typedef void (*sim_hook_fn)(struct sim_dev *sd, enum sim_event ev,
+			    unsigned long offset, void *arg);
+typedef void (*sim_free_fn)(struct sim_dev *sd, unsigned long offset,
+			    unsigned int nr, void *arg);
+
+struct sim_dev {
+	unsigned char *swap_map;	/* si->swap_map */
+	unsigned long max;		/* si->max, slot 0 is the header */
+	unsigned long pages;		/* si->pages: max less header and bad slots */
+	unsigned long inuse;		/* si->inuse_pages */
+	bool writable;			/* SWP_WRITEOK */
+	enum sim_full_mode full;
+	int locked;			/* the simulated si->lock is held */
+	struct swapalloc_dev *dev;	/* whose ->free() a reclaim calls */
+
+	/*
+	 * The simulated swap cache: folios, naturally aligned, over slots.
+	 * cache_base[slot] is the first slot of the folio caching @slot plus
+	 * one (0: not cached); cache_order[] and cache_busy[] are valid at a
+	 * folio's first slot.  A busy folio is locked or under writeback, so
+	 * reclaim fails on it as __try_to_reclaim_swap() does.
+	 */
+	unsigned int *cache_base;
+	unsigned char *cache_order;
+	bool *cache_busy;
+	unsigned long cached;		/* slots in the swap cache */
+
+	bool *bad;			/* permanently bad slots (and the header) */
+	unsigned long nr_bad;
+
+	struct sim_counters cnt;
+
+	/* Failure injection: fail the commit whose number (cnt.commits) this is. */
+	unsigned long fail_commit_at;
+	/* Called with the lock dropped, see enum sim_event. */
+	sim_hook_fn hook;
+	void *hook_arg;
+	/* Told about every slot range a reclaim freed. */
+	sim_free_fn on_free;
+	void *on_free_arg;
+	/* Set when the core broke a rule of the environment. */
+	unsigned long violations;
+	char violation[160];
+};
+
+/* What the core's device embeds: a pointer to the simulated device. */
+struct swapalloc_env {
+	struct sim_dev *sim;
+};
+
+#endif /* _SWAPALLOC_ENV_TYPES_H */

@@ -1,0 +1,1679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the swapalloc allocator core on a simulated swap device.
+ *
+ * module/core.c is included whole, the way tools/testing/vma includes
+ * mm/vma.c, so that the tests see its private constants; it is built with
+ * the shim headers of tests/shim/.  Each test builds small devices of a
+ * few 512-slot clusters (cluster 0 holds the header slot, so it is never
+ * free), drives them through sim_*() and checks the lists, counts,
+ * cursors, statistics and the calls the core made into the environment.
+ * After every test that leaves its devices in a valid state,
+ * swapalloc_check() and the environment's accounting must pass and no
+ * WARN_ON may have fired.
+ */
+#include "../../module/core.c"
+
+#include "sim.h"
+#include "harness.h"
+
+#define CS		((unsigned long)SA_CLUSTER_SLOTS)
+#define CL(s, i)	(&(s)->dev.clusters[i])
+#define DEV		(&s->dev)
+
+#define MAX_SIMS	4
+
+static struct sim *t_sims[MAX_SIMS];
+static bool t_sims_valid[MAX_SIMS];
+static int t_nr_sims;
+static unsigned long t_expected_warnings;
+
+static void before_each(void)
+{
+	t_nr_sims = 0;
+	t_expected_warnings = 0;
+	shim_warnings = 0;
+	shim_quiet_warnings = !t_verbose;
+	shim_fail_alloc_after = -1;
+	sim_set_cpu(0);
+}
+
+static void after_each(void)
+{
+	char buf[256];
+	int i;
+
+	for (i = 0; i < t_nr_sims; i++) {
+		if (!t_sims_valid[i])
+			continue;
+		if (sim_check(t_sims[i], buf, sizeof(buf)))
+			T_FAIL("device %d after the test: %s", i, buf);
+	}
+	if (shim_warnings != t_expected_warnings)
+		T_FAIL("%lu warnings, expected %lu", shim_warnings, t_expected_warnings);
+}
+
+static void free_sim(void *arg)
+{
+	struct sim *s = arg;
+
+	sim_destroy(s);
+	free(s);
+}
+
+static struct sim *new_sim_nobind(unsigned long max, enum swapalloc_policy policy,
+				  bool discard)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	int err;
+
+	T_ASSERT(s);
+	T_ASSERT(t_nr_sims < MAX_SIMS);
+	err = sim_init(s, max, policy, discard);
+	if (err) {
+		free(s);
+		T_FAIL("sim_init: %d", err);
+	}
+	t_defer(free_sim, s);
+	t_sims_valid[t_nr_sims] = true;
+	t_sims[t_nr_sims++] = s;
+	return s;
+}
+
+static struct sim *new_sim(unsigned long max, enum swapalloc_policy policy,
+			   bool discard)
+{
+	struct sim *s = new_sim_nobind(max, policy, discard);
+
+	sim_bind(s);
+	return s;
+}
+
+/* The state of @s is broken on purpose: do not check it after the test. */
+static void invalid(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < t_nr_sims; i++)
+		if (t_sims[i] == s)
+			t_sims_valid[i] = false;
+}
+
+static void expect_valid(struct sim *s)
+{
+	char buf[256];
+
+	if (sim_check(s, buf, sizeof(buf)))
+		T_FAIL("check: %s", buf);
+}
+
+static void expect_entry(struct sim *s, unsigned long off, int order)
+{
+	unsigned long nr = 1UL << order;
+
+	T_ASSERT(off);
+	if (off % nr)
+		T_FAIL("order %d entry at %lu is not aligned", order, off);
+	if (off / CS != (off + nr - 1) / CS)
+		T_FAIL("order %d entry at %lu crosses a cluster", order, off);
+	if (off + nr > s->sd.max)
+		T_FAIL("order %d entry at %lu beyond max %lu", order, off, s->sd.max);
+}
+
+static unsigned long alloc_ok(struct sim *s, int order)
+{
+	unsigned long off = sim_alloc(s, order, 1);
+
+	if (!off)
+		T_FAIL("order %d allocation failed", order);
+	expect_entry(s, off, order);
+	return off;
+}
+
+static unsigned int list_len(struct list_head *head)
+{
+	struct list_head *p;
+	unsigned int n = 0;
+
+	for (p = head->next; p != head; p = p->next)
+		n++;
+	return n;
+}
+
+/* Index of the cluster at position @pos of @head, or -1. */
+static int list_at(struct sim *s, struct list_head *head, unsigned int pos)
+{
+	struct list_head *p;
+
+	for (p = head->next; p != head; p = p->next)
+		if (!pos--)
+			return container_of(p, struct swapalloc_cluster, node) -
+			       s->dev.clusters;
+	return -1;
+}
+
+static unsigned int cpu_next(struct sim *s, int cpu, int order)
+{
+	return per_cpu_ptr(s->dev.pcp, cpu)->next[order];
+}
+
+/* Allocate order-@order entries until @n slots of cluster @c are in use. */
+static void fill_to(struct sim *s, unsigned int c, int order, unsigned int count)
+{
+	while (CL(s, c)->count < count) {
+		unsigned long off = alloc_ok(s, order);
+
+		if (off / CS != c)
+			T_FAIL("order %d entry at %lu, expected cluster %u", order, off, c);
+	}
+}
+
+/* Make order-@order entry @off's slots HAS_CACHE only, in a folio of @forder. */
+static void make_cache_only(struct sim *s, unsigned long off, int order, int forder,
+			    bool busy)
+{
+	unsigned long i, nr = 1UL << order, fnr = 1UL << forder;
+
+	for (i = off; i < off + nr; i += fnr)
+		sim_cache_add(s, i, forder, busy);
+	sim_set_map(s, off, nr, SWAP_HAS_CACHE);
+}
+
+/* ------------------------------------------------------------------ */
+/* List transitions */
+
+static void test_free_to_nonfull_on_first_alloc(void)
+{
+	int o;
+
+	for (o = 1; o < SA_NR_ORDERS; o++) {
+		struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+		unsigned long off;
+
+		T_EQ(s->dev.nr_free, 3);
+		T_EQ(CL(s, 0)->list, SA_LIST_NONFULL);	/* the header slot */
+		off = alloc_ok(s, o);
+		T_EQ(off, CS);
+		T_EQ(CL(s, 1)->order, o);
+		T_EQ(CL(s, 1)->count, 1U << o);
+		T_EQ(s->dev.nr_free, 2);
+		if (o < SA_CLUSTER_ORDER) {
+			T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+			T_EQ(s->dev.nr_nonfull[o], 1);
+			T_EQ(list_at(s, &s->dev.nonfull[o], 0), 1);
+		} else {
+			T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+			T_EQ(s->dev.nr_full, 1);
+		}
+		T_EQ(s->dev.stats.order[o].src[SA_SRC_FREE], 1);
+		expect_valid(s);
+		t_nr_sims = 0;	/* checked; freed by the deferred cleanup */
+	}
+}
+
+static void test_order0_takes_free_cluster_when_no_nonfull(void)
+{
+	struct sim *s = new_sim_nobind(3 * CS, SA_POLICY_PERCPU, false);
+
+	sim_prefill(s, 1, CS - 1, 1);	/* cluster 0 full */
+	sim_bind(s);
+	T_EQ(CL(s, 0)->list, SA_LIST_FULL);
+	T_EQ(alloc_ok(s, 0), CS);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	T_EQ(CL(s, 1)->order, 0);
+	T_EQ(alloc_ok(s, 0), CS + 1);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 1);
+}
+
+static void test_nonfull_to_full(void)
+{
+	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, false);
+	unsigned int i;
+
+	for (i = 0; i < CS / 16; i++) {
+		T_EQ(alloc_ok(s, 4), CS + 16 * i);
+		if (i < CS / 16 - 1)
+			T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	}
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+	T_EQ(CL(s, 1)->count, CS);
+	T_EQ(s->dev.nr_full, 1);
+	T_EQ(s->dev.nr_nonfull[4], 0);
+	T_EQ(cpu_next(s, 0, 4), 0);		/* nothing left to point at */
+	T_EQ(alloc_ok(s, 4), 2 * CS);		/* next free cluster */
+}
+
+static void test_full_to_nonfull_on_free(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+
+	fill_to(s, 1, 4, CS);
+	fill_to(s, 2, 4, 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+	sim_free(s, CS + 37, 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	T_EQ(CL(s, 1)->count, CS - 1);
+	T_EQ(CL(s, 1)->order, 4);
+	T_EQ(s->dev.nr_full, 0);
+	T_EQ(s->dev.nr_nonfull[4], 2);
+	T_EQ(list_at(s, &s->dev.nonfull[4], 1), 1);	/* moved to the tail */
+	sim_free(s, CS + 38, 1);			/* stays */
+	T_EQ(list_at(s, &s->dev.nonfull[4], 1), 1);
+}
+
+/* Cluster 1 of order 4, full but for two slots in different 16-slot units. */
+static struct sim *frag_setup(void)
+{
+	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, false);
+
+	fill_to(s, 1, 4, CS);
+	sim_free(s, CS + 0, 1);
+	sim_free(s, CS + 16 + 5, 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	return s;
+}
+
+static void test_nonfull_to_frag_on_failed_scan(void)
+{
+	struct sim *s = frag_setup();
+
+	T_EQ(alloc_ok(s, 4), 2 * CS);		/* from the free list */
+	T_EQ(CL(s, 1)->list, SA_LIST_FRAG);
+	T_EQ(CL(s, 1)->order, 4);
+	T_EQ(s->dev.nr_frag[4], 1);
+	T_EQ(s->dev.nr_nonfull[4], 1);		/* cluster 2 */
+	/* Order 2 fits in neither, and does not move them. */
+	T_EQ(alloc_ok(s, 0), 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_FRAG);
+}
+
+static void test_frag_to_nonfull_on_free(void)
+{
+	struct sim *s = frag_setup();
+
+	alloc_ok(s, 4);
+	T_EQ(CL(s, 1)->list, SA_LIST_FRAG);
+	sim_free(s, CS + 100, 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	T_EQ(s->dev.nr_frag[4], 0);
+	T_EQ(list_at(s, &s->dev.nonfull[4], 1), 1);
+}
+
+static void test_empty_cluster_to_free_order_reset(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long off[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		off[i] = alloc_ok(s, 3);
+	T_EQ(off[0], CS);
+	T_EQ(cpu_next(s, 0, 3), CS + 32);
+	for (i = 0; i < 4; i++)
+		sim_free(s, off[i], 8);
+	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
+	T_EQ(CL(s, 1)->order, 0);
+	T_EQ(CL(s, 1)->count, 0);
+	T_EQ(s->dev.nr_free, 3);
+	T_EQ(s->dev.nr_nonfull[3], 0);
+	T_EQ(list_at(s, &s->dev.free, 2), 1);		/* appended */
+	/* The cursor still points into cluster 1, which is free: not used. */
+	T_EQ(cpu_next(s, 0, 3), CS + 32);
+	T_EQ(alloc_ok(s, 3), 2 * CS);
+	T_EQ(s->dev.stats.order[3].src[SA_SRC_FREE], 2);
+}
+
+static void test_discard_cycle(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, true);
+	unsigned long i;
+
+	/* Discard devices take free clusters before nonfull ones. */
+	T_EQ(alloc_ok(s, 0), CS);
+	sim_free(s, CS, 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_DISCARD);
+	T_EQ(s->dev.nr_discard, 1);
+	T_EQ(s->sd.cnt.kick_discard, 1);
+	T_EQ(s->sd.cnt.holds, 1);
+	for (i = CS; i < 2 * CS; i++)
+		T_EQ(s->sd.swap_map[i], SWAP_MAP_BAD);
+	expect_valid(s);
+
+	/* Held slots are not handed out. */
+	T_EQ(alloc_ok(s, 0), 2 * CS);
+	T_EQ(s->sd.cnt.discards, 0);
+
+	T_ASSERT(sim_discard_one(s));
+	T_EQ(s->sd.cnt.discards, 1);
+	T_EQ(s->sd.cnt.discarded, CS);
+	T_EQ(s->sd.cnt.released, CS);
+	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
+	T_EQ(CL(s, 1)->order, 0);
+	T_EQ(s->dev.nr_discard, 0);
+	T_EQ(s->dev.stats.discarded, 1);
+	T_EQ(list_at(s, &s->dev.free, s->dev.nr_free - 1), 1);
+	for (i = CS; i < 2 * CS; i++)
+		T_EQ(s->sd.swap_map[i], 0);
+	T_ASSERT(!sim_discard_one(s));
+}
+
+static void test_discard_kicked_when_allocation_needs_it(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, true);
+	unsigned long off, kicks;
+
+	off = alloc_ok(s, 4);
+	T_EQ(off, CS);
+	sim_free(s, off, 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_DISCARD);
+	kicks = s->sd.cnt.kick_discard;
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(sim_alloc(s, 4, 1), 0);		/* never waits for the discard */
+	T_EQ(s->sd.cnt.kick_discard, kicks + 1);
+	sim_discard_work(s);
+	T_EQ(alloc_ok(s, 4), CS);
+}
+
+static void test_discard_quiescing_or_swapoff_frees_directly(void)
+{
+	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, true);
+	unsigned long off;
+
+	off = alloc_ok(s, 2);
+	s->dev.quiescing = true;
+	sim_free(s, off, 4);
+	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
+	T_EQ(s->sd.cnt.holds, 0);
+	T_EQ(s->sd.cnt.kick_discard, 0);
+	s->dev.quiescing = false;
+
+	off = alloc_ok(s, 2);
+	T_EQ(off, 2 * CS);
+	s->sd.writable = false;
+	sim_free(s, off, 4);
+	T_EQ(CL(s, 2)->list, SA_LIST_FREE);
+	T_EQ(s->sd.cnt.holds, 0);
+}
+
+struct discard_race {
+	struct sim *s;
+	bool nested_discard;
+	unsigned long nested_off;
+	int calls;
+};
+
+static void discard_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offset,
+			 void *arg)
+{
+	struct discard_race *r = arg;
+
+	(void)sd;
+	if (ev != SIM_EV_DISCARD || r->calls++)
+		return;
+	T_EQ(offset, CS);
+	T_ASSERT(r->s->dev.discarding);
+	/* A second discarder backs off; others allocate around the cluster. */
+	r->nested_discard = sim_discard_one(r->s);
+	sim_set_cpu(1);
+	r->nested_off = sim_alloc(r->s, 9, 1);
+	sim_set_cpu(0);
+}
+
+static void test_discard_with_lock_dropped(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, true);
+	struct discard_race r = { .s = s };
+	unsigned long off;
+
+	off = alloc_ok(s, 9);
+	T_EQ(off, CS);
+	sim_free(s, off, CS);
+	T_EQ(CL(s, 1)->list, SA_LIST_DISCARD);
+	s->sd.hook = discard_hook;
+	s->sd.hook_arg = &r;
+	T_ASSERT(sim_discard_one(s));
+	s->sd.hook = NULL;
+	T_ASSERT(!r.nested_discard);
+	T_EQ(r.nested_off, 2 * CS);
+	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
+	T_ASSERT(!s->dev.discarding);
+}
+
+/* ------------------------------------------------------------------ */
+/* Order 0 stealing, the frag scan bound, PMD order */
+
+static void test_steal_frag_before_nonfull(void)
+{
+	struct sim *s = new_sim_nobind(3 * CS, SA_POLICY_PERCPU, false);
+	unsigned long off;
+
+	sim_prefill(s, 1, CS - 1, 1);		/* cluster 0 full */
+	sim_bind(s);
+	fill_to(s, 1, 4, CS);
+	fill_to(s, 2, 4, CS);
+	s->sd.full = SIM_FULL_OFF;
+	sim_free(s, CS + 3, 1);
+	T_EQ(sim_alloc(s, 4, 1), 0);		/* cluster 1 -> frag[4] */
+	T_EQ(CL(s, 1)->list, SA_LIST_FRAG);
+	sim_free(s, 2 * CS + 7, 1);
+	sim_free(s, 2 * CS + 9, 1);
+	T_EQ(CL(s, 2)->list, SA_LIST_NONFULL);
+
+	/* frag[4] first, though nonfull[4] comes first in its own order */
+	off = alloc_ok(s, 0);
+	T_EQ(off, CS + 3);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_STEAL], 1);
+	T_EQ(cpu_next(s, 0, 0), 0);
+	T_EQ(CL(s, 1)->order, 4);
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+
+	/* then nonfull[4]; the cursor is not left there */
+	off = alloc_ok(s, 0);
+	T_EQ(off, 2 * CS + 7);
+	T_EQ(cpu_next(s, 0, 0), 0);
+	T_EQ(CL(s, 2)->order, 4);
+	T_EQ(CL(s, 2)->list, SA_LIST_NONFULL);
+	off = alloc_ok(s, 0);
+	T_EQ(off, 2 * CS + 9);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_STEAL], 3);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 0);
+	T_EQ(sim_alloc(s, 0, 1), 0);
+}
+
+static void test_no_steal_for_higher_orders(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+
+	fill_to(s, 1, 4, CS);
+	sim_free(s, CS + 32, 16);		/* an aligned hole in an order-4 cluster */
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(sim_alloc(s, 2, 1), 0);		/* order 2 does not borrow it */
+	T_EQ(sim_alloc(s, 3, 1), 0);
+	T_EQ(alloc_ok(s, 4), CS + 32);
+}
+
+static void test_frag_scan_bound(void)
+{
+	const unsigned int nr = 70;
+	struct sim *s = new_sim((nr + 1) * CS, SA_POLICY_PERCPU, false);
+	unsigned long reads;
+	unsigned int c;
+
+	for (c = 1; c <= nr; c++)
+		fill_to(s, c, 4, CS);
+	for (c = 1; c <= nr; c++)
+		sim_free(s, c * CS + 5, 1);
+	T_EQ(s->dev.nr_nonfull[4], nr);
+	s->sd.full = SIM_FULL_OFF;
+
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(s->dev.nr_frag[4], nr);
+	T_EQ(list_len(&s->dev.frag[4]), nr);
+	/* Every nonfull one was demoted, then SA_FRAG_SCAN_MAX of them rotated. */
+	T_EQ(SA_FRAG_SCAN_MAX, 64);
+	for (c = 0; c < nr; c++)
+		T_EQ(list_at(s, &s->dev.frag[4], c),
+		     (c + SA_FRAG_SCAN_MAX) % nr + 1);
+
+	reads = s->sd.cnt.map_reads;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	reads = s->sd.cnt.map_reads - reads;
+	if (reads > SA_FRAG_SCAN_MAX * CS)
+		T_FAIL("a failed order-4 allocation read %lu map slots", reads);
+	for (c = 0; c < nr; c++)
+		T_EQ(list_at(s, &s->dev.frag[4], c),
+		     (c + 2 * SA_FRAG_SCAN_MAX) % nr + 1);
+	T_EQ(s->dev.stats.order[4].fail, 2);
+}
+
+static void test_pmd_order_only_from_free_clusters(void)
+{
+	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, false);
+	unsigned long i;
+
+	T_EQ(alloc_ok(s, 9), CS);
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+	T_EQ(cpu_next(s, 0, 9), 0);
+	T_EQ(alloc_ok(s, 9), 2 * CS);
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(sim_alloc(s, 9, 1), 0);		/* cluster 0 has 511 free slots */
+	sim_free(s, CS + 100, 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	T_EQ(s->dev.nr_nonfull[9], 1);
+	T_EQ(sim_alloc(s, 9, 1), 0);		/* nor from nonfull[9] */
+	T_EQ(s->dev.stats.order[9].src[SA_SRC_NONFULL], 0);
+	T_EQ(s->dev.stats.order[9].src[SA_SRC_FRAG], 0);
+	for (i = CS; i < 2 * CS; i++)
+		if (i != CS + 100)
+			sim_free(s, i, 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
+	T_EQ(alloc_ok(s, 9), CS);
+	T_EQ(s->dev.stats.order[9].src[SA_SRC_FREE], 3);
+	T_EQ(s->dev.stats.order[9].fail, 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reclaim of swap-cache-only slots */
+
+/*
+ * Cluster 1 of order 4 with one free slot in each of 16 units (0-4 and
+ * 6-16), so no aligned 16-slot range is free but 16 slots are (a cluster
+ * with fewer free slots than the order needs is not scanned at all, as
+ * upstream), and unit 5 (slots 592..607) held only by the swap cache, in
+ * one order-4 folio or 16 order-0 ones.
+ */
+static struct sim *range_reclaim_setup_n(int forder, bool busy, unsigned int clusters)
+{
+	struct sim *s = new_sim(clusters * CS, SA_POLICY_PERCPU, false);
+	unsigned int u;
+
+	fill_to(s, 1, 4, CS);
+	for (u = 0; u <= 16; u++)
+		if (u != 5)
+			sim_free(s, CS + 16 * u + 3, 1);
+	T_EQ(CL(s, 1)->count, CS - 16);
+	make_cache_only(s, CS + 16 * 5, 4, forder, busy);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	return s;
+}
+
+static struct sim *range_reclaim_setup(int forder, bool busy)
+{
+	return range_reclaim_setup_n(forder, busy, 2);
+}
+
+static void test_range_reclaim_only_when_swap_full(void)
+{
+	struct sim *s = range_reclaim_setup(4, false);
+
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(s->sd.cnt.reclaim_calls, 0);
+	T_EQ(CL(s, 1)->list, SA_LIST_FRAG);
+
+	s->sd.full = SIM_FULL_ON;
+	T_EQ(alloc_ok(s, 4), CS + 16 * 5);
+	T_EQ(s->sd.cnt.reclaim_calls, 1);
+	T_EQ(s->sd.cnt.reclaimed, 16);
+	T_EQ(s->dev.stats.range_reclaims, 16);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_FRAG], 1);
+	/* The reclaim's free moved it back to nonfull. */
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	T_EQ(s->sd.swap_map[CS + 80], 1);
+	T_EQ(sim_cache_folio(s, CS + 80), -1);
+}
+
+static void test_range_reclaim_small_folios(void)
+{
+	struct sim *s = range_reclaim_setup(0, false);
+
+	s->sd.full = SIM_FULL_ON;
+	T_EQ(alloc_ok(s, 4), CS + 16 * 5);
+	T_EQ(s->sd.cnt.reclaim_calls, 16);
+	T_EQ(s->dev.stats.range_reclaims, 16);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
+}
+
+static void test_range_reclaim_busy_folio(void)
+{
+	struct sim *s = range_reclaim_setup(4, true);
+
+	s->sd.full = SIM_FULL_ON;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_ASSERT(s->sd.cnt.reclaim_busy >= 1);
+	T_EQ(s->sd.cnt.reclaimed, 0);
+	T_EQ(CL(s, 1)->list, SA_LIST_FRAG);
+	/* Once writeback is done it can be reclaimed. */
+	sim_cache_set_busy(s, CS + 80, false);
+	T_EQ(alloc_ok(s, 4), CS + 80);
+}
+
+static void test_range_reclaim_partly_mapped_folio(void)
+{
+	struct sim *s = range_reclaim_setup(4, false);
+
+	/* One page of the folio is mapped again: not HAS_CACHE only. */
+	sim_set_map(s, CS + 85, 1, SWAP_HAS_CACHE | 1);
+	s->sd.full = SIM_FULL_ON;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(s->sd.cnt.reclaimed, 0);
+}
+
+/*
+ * Clusters 1..4 full of order-4 entries, one HAS_CACHE-only unit in each;
+ * cluster 0 full too, or not; with @extra a cluster 5 of order 0, half used.
+ */
+static struct sim *full_reclaim_setup(bool cluster0_full, bool extra)
+{
+	struct sim *s = new_sim_nobind((extra ? 6 : 5) * CS, SA_POLICY_PERCPU, false);
+	unsigned int c;
+
+	if (cluster0_full)
+		sim_prefill(s, 1, CS - 1, 1);
+	if (extra)
+		sim_prefill(s, 5 * CS, CS / 2, 1);
+	sim_bind(s);
+	for (c = 1; c <= 4; c++)
+		fill_to(s, c, 4, CS);
+	for (c = 1; c <= 4; c++)
+		make_cache_only(s, c * CS + 32, 4, 4, false);
+	T_EQ(s->dev.nr_full, cluster0_full ? 5 : 4);
+	return s;
+}
+
+static void test_reclaim_full_one_cluster(void)
+{
+	struct sim *s = full_reclaim_setup(false, false);
+
+	sim_reclaim_full(s, false);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_EQ(s->dev.stats.reclaim_clusters, 1);
+	T_EQ(s->dev.stats.reclaim_slots, 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);	/* the oldest full one */
+	T_EQ(CL(s, 2)->list, SA_LIST_FULL);
+	T_EQ(s->dev.nr_full, 3);
+}
+
+static void test_reclaim_full_forced(void)
+{
+	struct sim *s = full_reclaim_setup(false, false);
+	unsigned int c;
+
+	sim_reclaim_full(s, true);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_EQ(s->dev.stats.reclaim_clusters, 4);
+	T_EQ(s->dev.stats.reclaim_slots, 64);
+	for (c = 1; c <= 4; c++)
+		T_EQ(CL(s, c)->list, SA_LIST_NONFULL);
+	sim_reclaim_full(s, true);		/* nothing full: no pass */
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+}
+
+static void test_reclaim_work(void)
+{
+	struct sim *s = full_reclaim_setup(false, false);
+
+	sim_reclaim_work(s);
+	T_EQ(s->dev.stats.background_runs, 1);
+	T_EQ(s->dev.stats.reclaim_slots, 64);
+}
+
+struct reclaim_race {
+	struct sim *s;
+	int calls;
+	bool saw_reclaiming;
+	u64 passes;
+};
+
+static void reclaim_twice_hook(struct sim_dev *sd, enum sim_event ev,
+			       unsigned long offset, void *arg)
+{
+	struct reclaim_race *r = arg;
+
+	(void)sd;
+	(void)offset;
+	if (ev != SIM_EV_RECLAIM || r->calls++)
+		return;
+	r->saw_reclaiming = r->s->dev.reclaiming;
+	r->passes = r->s->dev.stats.reclaim_passes;
+	sim_set_cpu(1);
+	sim_reclaim_full(r->s, true);		/* another CPU tries too */
+	sim_reclaim_work(r->s);
+	sim_set_cpu(0);
+	if (r->s->dev.stats.reclaim_passes != r->passes)
+		r->passes = ~0ULL;
+}
+
+static void test_reclaim_full_never_two_passes(void)
+{
+	struct sim *s = full_reclaim_setup(false, false);
+	struct reclaim_race r = { .s = s };
+
+	s->sd.hook = reclaim_twice_hook;
+	s->sd.hook_arg = &r;
+	sim_reclaim_full(s, true);
+	s->sd.hook = NULL;
+	T_ASSERT(r.calls > 0);
+	T_ASSERT(r.saw_reclaiming);
+	T_EQ(r.passes, 1);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_ASSERT(!s->dev.reclaiming);
+	T_EQ(s->dev.stats.reclaim_slots, 64);
+}
+
+/*
+ * A folio the reclaim cannot free (under writeback, or one page mapped
+ * again) is one lookup: upstream's swap_reclaim_full_clusters() skips
+ * abs(nr_reclaim) slots whatever the result, so as not to drop the lock
+ * and look the same folio up again for each of its slots.
+ */
+static void test_reclaim_full_skips_unreclaimable_folio(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+	unsigned long calls;
+
+	fill_to(s, 1, 4, CS);
+	make_cache_only(s, CS + 32, 4, 4, true);	/* busy */
+	make_cache_only(s, CS + 64, 4, 4, false);
+	sim_set_map(s, CS + 64, 1, SWAP_HAS_CACHE | 1);	/* first page mapped */
+	calls = s->sd.cnt.reclaim_calls;
+	sim_reclaim_full(s, true);
+	/* One call for the busy folio; the second's first slot is not cache-only. */
+	T_EQ(s->sd.cnt.reclaim_calls - calls, 2);
+	T_EQ(s->dev.stats.reclaim_slots, 0);
+}
+
+struct map_race {
+	struct sim *s;
+	unsigned long at, fix;
+};
+
+static void map_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offset, void *arg)
+{
+	struct map_race *r = arg;
+
+	if (ev == SIM_EV_RECLAIM && offset == r->at)
+		sd->swap_map[r->fix] = SWAP_HAS_CACHE;	/* its page was unmapped */
+}
+
+/*
+ * A folio that becomes reclaimable while the scan is past its first slot
+ * is freed whole from its start: the scan must go on right after the
+ * folio, not that many slots after where it was.
+ */
+static void test_reclaim_full_resumes_after_the_folio(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+	struct map_race r = { .s = s, .at = CS + 33, .fix = CS + 32 };
+	unsigned long off;
+
+	fill_to(s, 1, 4, CS);
+	make_cache_only(s, CS + 32, 4, 4, false);
+	sim_set_map(s, CS + 32, 1, SWAP_HAS_CACHE | 1);
+	/* The next unit: 16 order-0 folios, cache only. */
+	make_cache_only(s, CS + 48, 4, 0, false);
+	s->sd.hook = map_hook;
+	s->sd.hook_arg = &r;
+	sim_reclaim_full(s, true);
+	s->sd.hook = NULL;
+	T_EQ(s->sd.swap_map[CS + 32], 0);
+	for (off = CS + 48; off < CS + 64; off++)
+		if (s->sd.swap_map[off])
+			T_FAIL("slot %lu skipped by the reclaim pass", off);
+	T_EQ(s->dev.stats.reclaim_slots, 32);
+}
+
+static void test_alloc_reclaims_full_clusters_when_exhausted(void)
+{
+	struct sim *s = full_reclaim_setup(true, false);
+	unsigned long kicks = s->sd.cnt.kick_reclaim;
+
+	/* No free slot at all: a forced pass over every full cluster. */
+	T_EQ(s->sd.pages - s->sd.inuse, 0);
+	T_EQ(alloc_ok(s, 4), CS + 32);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_EQ(s->dev.stats.reclaim_clusters, 5);
+	T_EQ(s->dev.stats.reclaim_slots, 64);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
+	/* Fewer than a cluster's worth of free slots left: background kicked. */
+	T_EQ(s->sd.cnt.kick_reclaim, kicks + 1);
+}
+
+static void test_alloc_reclaims_one_full_cluster(void)
+{
+	struct sim *s = full_reclaim_setup(false, true);
+	unsigned long kicks = s->sd.cnt.kick_reclaim;
+
+	/*
+	 * 511 free slots in cluster 0 and 256 in cluster 5, none usable for
+	 * order 4: swap is over half full but not nearly exhausted, so one
+	 * full cluster is reclaimed, the oldest.
+	 */
+	T_EQ(s->sd.pages - s->sd.inuse, CS - 1 + CS / 2);
+	T_ASSERT(swapalloc_env_swap_full(&s->dev.env));
+	T_EQ(alloc_ok(s, 4), CS + 32);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_EQ(s->dev.stats.reclaim_clusters, 1);
+	T_EQ(s->dev.stats.reclaim_slots, 16);
+	T_EQ(CL(s, 2)->list, SA_LIST_FULL);
+	T_EQ(s->sd.cnt.kick_reclaim, kicks);
+}
+
+static void test_no_reclaim_when_not_full(void)
+{
+	struct sim *s = full_reclaim_setup(true, false);
+	unsigned long kicks = s->sd.cnt.kick_reclaim;
+
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(sim_alloc(s, 0, 1), 0);
+	T_EQ(s->sd.cnt.reclaim_calls, 0);
+	T_EQ(s->dev.stats.reclaim_passes, 0);
+	T_EQ(s->sd.cnt.kick_reclaim, kicks);
+}
+
+/* ------------------------------------------------------------------ */
+/* Full device, swapoff */
+
+static void test_full_device(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long n = 0, off, reads, i;
+	int o;
+
+	while ((off = sim_alloc(s, 0, 1)))
+		n++;
+	T_EQ(n, s->sd.pages);
+	T_EQ(s->sd.inuse, s->sd.pages);
+	T_EQ(s->dev.nr_full, 4);
+	expect_valid(s);
+	for (o = 0; o < SA_NR_ORDERS; o++) {
+		reads = s->sd.cnt.map_reads;
+		T_EQ(sim_alloc(s, o, 1), 0);
+		reads = s->sd.cnt.map_reads - reads;
+		if (reads > 2 * s->sd.max)
+			T_FAIL("order %d on a full device read %lu slots", o, reads);
+	}
+	T_EQ(s->dev.stats.order[0].fail, 2);
+
+	/* A 16-slot hole in an order-0 cluster serves order 0, not order 4. */
+	for (i = CS; i < CS + 16; i++)
+		sim_free(s, i, 1);
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(alloc_ok(s, 0), CS);
+	/* An empty cluster serves any order again. */
+	for (i = 2 * CS; i < 3 * CS; i++)
+		sim_free(s, i, 1);
+	T_EQ(CL(s, 2)->list, SA_LIST_FREE);
+	T_EQ(alloc_ok(s, 4), 2 * CS);
+	T_EQ(alloc_ok(s, 0), CS + 1);
+}
+
+static void test_swapoff_fails_without_looping(void)
+{
+	struct sim *s = range_reclaim_setup(4, false);
+	unsigned long commits, reads;
+	int o;
+
+	alloc_ok(s, 0);
+	s->sd.full = SIM_FULL_ON;
+	s->sd.writable = false;
+	for (o = 0; o < SA_NR_ORDERS; o++) {
+		commits = s->sd.cnt.commits;
+		reads = s->sd.cnt.map_reads;
+		T_EQ(sim_alloc(s, o, 1), 0);
+		if (s->sd.cnt.commits - commits > 1)
+			T_FAIL("order %d: %lu commits after swapoff", o,
+			       s->sd.cnt.commits - commits);
+		if (s->sd.cnt.map_reads - reads > s->sd.max)
+			T_FAIL("order %d: %lu map reads after swapoff", o,
+			       s->sd.cnt.map_reads - reads);
+	}
+	T_EQ(s->dev.stats.reclaim_passes, 0);
+	s->sd.writable = true;
+	T_EQ(alloc_ok(s, 4), CS + 80);
+}
+
+struct swapoff_race {
+	struct sim *s;
+	int calls;
+};
+
+static void swapoff_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offset,
+			 void *arg)
+{
+	struct swapoff_race *r = arg;
+
+	(void)offset;
+	if (ev == SIM_EV_RECLAIM && !r->calls++)
+		sd->writable = false;
+}
+
+static void test_swapoff_during_reclaim(void)
+{
+	struct sim *s = range_reclaim_setup_n(0, false, 3);
+	struct swapoff_race r = { .s = s };
+	struct sim_counters before = s->sd.cnt;
+
+	/*
+	 * Swapoff starts while the core reclaims the first of 16 folios in
+	 * nonfull[4]; the free cluster 2 is then tried once, quietly.
+	 */
+	T_EQ(s->dev.nr_free, 1);
+	s->sd.full = SIM_FULL_ON;
+	s->sd.hook = swapoff_hook;
+	s->sd.hook_arg = &r;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	s->sd.hook = NULL;
+	T_ASSERT(r.calls >= 1);
+	T_EQ(s->sd.cnt.commits - before.commits, 2);
+	T_EQ(s->sd.cnt.commit_fails - before.commit_fails, 2);
+	T_EQ(CL(s, 2)->list, SA_LIST_FREE);
+	/* The range's remaining reclaims finish, nothing more is scanned. */
+	T_EQ(s->sd.cnt.reclaim_calls - before.reclaim_calls, 16);
+	T_EQ(s->dev.stats.reclaim_passes, 0);
+	T_EQ(s->dev.stats.order[4].fail, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Cursors: rotational and per-CPU */
+
+static void test_rotational_sequential(void)
+{
+	struct sim *s = new_sim(8 * CS, SA_POLICY_GLOBAL, false);
+	unsigned long i;
+
+	T_ASSERT(!s->dev.pcp);
+	for (i = 1; i <= 1500; i++) {
+		if (i % 7 == 0)
+			sim_set_cpu(i % SHIM_NR_CPUS);	/* one cursor for all */
+		T_EQ(alloc_ok(s, 0), i);
+	}
+	/* Free clusters in offset order, for every order. */
+	T_EQ(alloc_ok(s, 4), 3 * CS);
+	T_EQ(alloc_ok(s, 4), 3 * CS + 16);
+	T_EQ(alloc_ok(s, 9), 4 * CS);
+	T_EQ(alloc_ok(s, 2), 5 * CS);
+	T_EQ(alloc_ok(s, 4), 3 * CS + 32);
+	T_EQ(alloc_ok(s, 0), 1501);
+	T_EQ(s->dev.global.next[0], 1502);
+}
+
+static void test_rotational_rebind_orders_free_list(void)
+{
+	struct sim *s = new_sim(6 * CS, SA_POLICY_GLOBAL, false);
+	unsigned int c;
+
+	for (c = 1; c <= 5; c++)
+		fill_to(s, c, 9, CS);
+	sim_free(s, 4 * CS, CS);
+	sim_free(s, 2 * CS, CS);
+	T_EQ(list_at(s, &s->dev.free, 0), 4);	/* in the order freed */
+	sim_rebind(s);
+	T_EQ(list_at(s, &s->dev.free, 0), 2);
+	T_EQ(list_at(s, &s->dev.free, 1), 4);
+	T_EQ(alloc_ok(s, 3), 2 * CS);
+	T_EQ(alloc_ok(s, 3), 2 * CS + 8);
+}
+
+static void test_percpu_own_clusters_on_discard_devices(void)
+{
+	struct sim *s = new_sim(5 * CS, SA_POLICY_PERCPU, true);
+	int cpu, round;
+
+	for (round = 0; round < 3; round++) {
+		for (cpu = 0; cpu < 3; cpu++) {
+			sim_set_cpu(cpu);
+			T_EQ(alloc_ok(s, 4), (cpu + 1) * CS + 16 * round);
+		}
+	}
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_FREE], 3);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_CURSOR], 6);
+	for (cpu = 0; cpu < 3; cpu++)
+		T_EQ(cpu_next(s, cpu, 4), (cpu + 1) * CS + 48);
+	T_EQ(cpu_next(s, 3, 4), 0);
+}
+
+static void test_percpu_cursors_share_nonfull(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long off[6];
+	int i;
+
+	/*
+	 * Without discard, nonfull clusters come before free ones, so a
+	 * second CPU joins the first one's cluster instead of opening its
+	 * own; both cursors move on without handing a slot out twice.
+	 */
+	for (i = 0; i < 6; i++) {
+		sim_set_cpu(i & 1);
+		off[i] = alloc_ok(s, 4);
+	}
+	T_EQ(off[0], CS);
+	T_EQ(off[1], CS + 16);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
+	for (i = 2; i < 6; i++)
+		T_EQ(off[i], CS + 16 * i);
+	T_NE(cpu_next(s, 0, 4), cpu_next(s, 1, 4));
+	T_EQ(s->dev.nr_free, 2);
+}
+
+static void test_cursor_ignored_when_cluster_changed_order(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(alloc_ok(s, 4), CS);
+	T_EQ(cpu_next(s, 0, 4), CS + 16);
+	sim_free(s, CS, 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
+	/* Another CPU reopens the cluster for order 2. */
+	sim_set_cpu(1);
+	T_EQ(alloc_ok(s, 2), CS);
+	sim_set_cpu(0);
+	/* CPU 0's order-4 cursor points into it, but it serves order 2 now. */
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_CURSOR], 0);
+	T_EQ(CL(s, 1)->count, 4);
+	T_EQ(cpu_next(s, 0, 4), 0);
+}
+
+static void test_percpu_cursor_is_per_cpu(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+
+	sim_set_cpu(2);
+	T_EQ(alloc_ok(s, 0), 1);
+	T_EQ(alloc_ok(s, 0), 2);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 1);
+	sim_set_cpu(5);
+	T_EQ(alloc_ok(s, 0), 3);		/* first fit in nonfull[0] */
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_NONFULL], 2);
+	T_EQ(cpu_next(s, 2, 0), 3);
+	T_EQ(cpu_next(s, 5, 0), 4);
+	T_EQ(s->dev.global.next[0], 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Alignment, rebuild */
+
+static void test_natural_alignment_every_order(void)
+{
+	struct sim *s = new_sim(16 * CS - 100, SA_POLICY_PERCPU, false);
+	unsigned long live[4096][2], n = 0, off, r = 12345;
+	int o, i;
+
+	/* Mixed orders and frees, then every order again. */
+	for (i = 0; i < 3000; i++) {
+		r = r * 6364136223846793005UL + 1442695040888963407UL;
+		o = (r >> 33) % SA_NR_ORDERS;
+		if (o == 9 && (r >> 40) % 4)
+			o = 4;
+		if (n && (r >> 45) % 3 == 0) {
+			unsigned long k = (r >> 20) % n;
+
+			sim_free(s, live[k][0], live[k][1]);
+			live[k][0] = live[--n][0];
+			live[k][1] = live[n][1];
+			continue;
+		}
+		off = sim_alloc(s, o, 1);
+		if (!off)
+			continue;
+		expect_entry(s, off, o);
+		live[n][0] = off;
+		live[n++][1] = 1UL << o;
+		T_ASSERT(n < 4096);
+	}
+	expect_valid(s);
+	for (o = SA_NR_ORDERS - 1; o >= 0; o--) {
+		for (i = 0; i < 8; i++) {
+			off = sim_alloc(s, o, 1);
+			if (off)
+				expect_entry(s, off, o);
+		}
+	}
+}
+
+static void test_rebuild_from_arbitrary_map(void)
+{
+	const unsigned long max = 10 * CS - 37;
+	struct sim *s = new_sim_nobind(max, SA_POLICY_PERCPU, false);
+	unsigned int expect[10], c, prev;
+	unsigned long i, r = 777;
+	int pos;
+
+	sim_prefill(s, 2 * CS, CS, 1);			/* 2: full */
+	for (i = 3 * CS; i < 4 * CS; i++) {		/* 3: a mix */
+		r = r * 6364136223846793005UL + 1;
+		switch ((r >> 40) % 5) {
+		case 0:
+			sim_prefill(s, i, 1, 1);
+			break;
+		case 1:
+			sim_prefill(s, i, 1, SWAP_HAS_CACHE);
+			break;
+		case 2:
+			sim_prefill(s, i, 1, SWAP_HAS_CACHE | 3);
+			break;
+		default:
+			break;
+		}
+	}
+	sim_mark_bad(s, 3 * CS + 1);
+	sim_mark_bad(s, 6 * CS + 100);			/* 6: bad slot only */
+	sim_prefill(s, 7 * CS + 511, 1, 1);		/* 7: one slot */
+	sim_prefill(s, 9 * CS, 10, 1);			/* 9: partial, 10 used */
+	for (c = 0; c < 10; c++) {
+		expect[c] = CS - (min_t(unsigned long, (c + 1) * CS, max) - c * CS);
+		for (i = c * CS; i < min_t(unsigned long, (c + 1) * CS, max); i++)
+			expect[c] += !!s->sd.swap_map[i];
+	}
+	/* Orders and cursors from an earlier life are forgotten. */
+	CL(s, 2)->order = 7;
+	per_cpu_ptr(s->dev.pcp, 3)->next[2] = 4 * CS;
+	s->dev.global.next[1] = 99;
+	sim_bind(s);
+
+	T_EQ(s->dev.nr_clusters, 10);
+	for (c = 0; c < 10; c++) {
+		T_EQ(CL(s, c)->count, expect[c]);
+		T_EQ(CL(s, c)->order, 0);
+		if (!expect[c])
+			T_EQ(CL(s, c)->list, SA_LIST_FREE);
+		else if (expect[c] == CS)
+			T_EQ(CL(s, c)->list, SA_LIST_FULL);
+		else
+			T_EQ(CL(s, c)->list, SA_LIST_NONFULL);
+	}
+	T_EQ(CL(s, 9)->list, SA_LIST_NONFULL);		/* past-end slots count */
+	T_EQ(CL(s, 6)->list, SA_LIST_NONFULL);
+	T_EQ(s->dev.nr_free, 4);			/* 1, 4, 5, 8 */
+	prev = 0;
+	for (pos = 0; pos < 4; pos++) {
+		c = list_at(s, &s->dev.free, pos);
+		T_ASSERT(!pos || c > prev);
+		prev = c;
+	}
+	T_EQ(per_cpu_ptr(s->dev.pcp, 3)->next[2], 0);
+	T_EQ(s->dev.global.next[1], 0);
+	expect_valid(s);
+	T_EQ(alloc_ok(s, 0), 1);
+	T_EQ(alloc_ok(s, 4), CS);
+}
+
+static void test_rebuild_after_use(void)
+{
+	struct sim *s = new_sim(6 * CS, SA_POLICY_PERCPU, true);
+	unsigned long off;
+
+	alloc_ok(s, 4);
+	alloc_ok(s, 2);
+	off = alloc_ok(s, 9);
+	sim_free(s, off, CS);
+	T_EQ(s->dev.nr_discard, 1);
+	sim_rebind(s);
+	T_EQ(s->dev.nr_discard, 0);
+	T_EQ(CL(s, 1)->order, 0);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	T_EQ(CL(s, 2)->list, SA_LIST_NONFULL);
+	T_EQ(CL(s, 3)->list, SA_LIST_FREE);
+	T_EQ(s->dev.nr_nonfull[0], 3);
+	expect_valid(s);
+	/* Discard devices take free clusters first. */
+	T_EQ(alloc_ok(s, 2), 3 * CS);
+}
+
+/* ------------------------------------------------------------------ */
+/* swapalloc_check() catches corrupted state */
+
+/* A device with clusters on every list: free, nonfull, frag, full, discard. */
+static struct sim *corrupt_setup(bool discard)
+{
+	struct sim *s = new_sim(8 * CS, SA_POLICY_PERCPU, discard);
+	unsigned long off;
+
+	s->sd.full = SIM_FULL_OFF;
+	fill_to(s, 1, 4, CS);			/* 1: full */
+	fill_to(s, 2, 4, CS);
+	sim_free(s, 2 * CS + 1, 1);
+	sim_free(s, 2 * CS + 17, 1);
+	if (!discard)
+		alloc_ok(s, 4);			/* 2: frag, 3: nonfull[4] */
+	alloc_ok(s, 2);				/* nonfull[2] */
+	if (discard) {
+		off = alloc_ok(s, 9);
+		sim_free(s, off, CS);
+	}
+	expect_valid(s);
+	invalid(s);
+	return s;
+}
+
+static void expect_corrupt(struct sim *s, const char *msg)
+{
+	char buf[256];
+	int ret;
+
+	sim_lock(&s->sd);
+	ret = swapalloc_check(&s->dev, buf, sizeof(buf));
+	sim_unlock(&s->sd);
+	if (ret != -EUCLEAN)
+		T_FAIL("check returned %d (%s), expected -EUCLEAN: %s", ret, buf, msg);
+	T_STR_HAS(buf, msg);
+}
+
+static int first_on(struct sim *s, enum swapalloc_list l, int order)
+{
+	unsigned int c;
+
+	for (c = 0; c < s->dev.nr_clusters; c++)
+		if (CL(s, c)->list == l && (l != SA_LIST_NONFULL || CL(s, c)->order == order))
+			return c;
+	T_FAIL("no cluster on list %s", swapalloc_list_name(l));
+}
+
+static void test_check_foreign_cluster(void)
+{
+	struct sim *s = corrupt_setup(false);
+	static struct swapalloc_cluster fake;
+
+	list_add_tail(&fake.node, &s->dev.free);
+	expect_corrupt(s, "free list holds a foreign cluster");
+}
+
+static void test_check_cluster_on_two_lists(void)
+{
+	struct sim *s = corrupt_setup(false);
+	int c = first_on(s, SA_LIST_FREE, 0);
+
+	/* The full list's head now leads into the free list's chain. */
+	s->dev.full.next = &CL(s, c)->node;
+	expect_corrupt(s, "on two lists: free and full");
+}
+
+static void test_check_wrong_list_mark(void)
+{
+	struct sim *s = corrupt_setup(false);
+	int c = first_on(s, SA_LIST_NONFULL, 2);
+
+	CL(s, c)->list = SA_LIST_FULL;
+	expect_corrupt(s, "on nonfull list but marked full");
+}
+
+static void test_check_wrong_order(void)
+{
+	struct sim *s = corrupt_setup(false);
+	int c = first_on(s, SA_LIST_NONFULL, 4);
+	char msg[64];
+
+	CL(s, c)->order = 3;
+	snprintf(msg, sizeof(msg), "cluster %d of order 3 on nonfull[4]", c);
+	expect_corrupt(s, msg);
+}
+
+/*
+ * A list that loops back into itself without passing its head must be
+ * reported as a loop; the check's "cluster on two lists" test fires
+ * first as long as it cannot tell a second visit on the same list from a
+ * visit on another one.
+ */
+static void test_check_list_loop(void)
+{
+	struct sim *s = corrupt_setup(false);
+	struct swapalloc_cluster *a, *b;
+
+	T_ASSERT(s->dev.nr_free >= 2);
+	a = list_first_entry(&s->dev.free, struct swapalloc_cluster, node);
+	b = list_next_entry(a, node);
+	b->node.next = &a->node;		/* free: a -> b -> a -> ... */
+	expect_corrupt(s, "free list loops");
+}
+
+static void test_check_counter_mismatch(void)
+{
+	struct sim *s = corrupt_setup(false);
+	unsigned int n = s->dev.nr_free;
+	char msg[64];
+
+	s->dev.nr_free++;
+	snprintf(msg, sizeof(msg), "free[0] holds %u clusters, counter says %u", n, n + 1);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_cluster_on_no_list(void)
+{
+	struct sim *s = corrupt_setup(false);
+	char msg[64];
+
+	list_del(&CL(s, 1)->node);
+	s->dev.nr_full--;
+	snprintf(msg, sizeof(msg), "cluster %d is on no list", 1);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_discard_count(void)
+{
+	struct sim *s = corrupt_setup(true);
+	int c = first_on(s, SA_LIST_DISCARD, 0);
+
+	CL(s, c)->count = 5;
+	expect_corrupt(s, "has count 5");
+	expect_corrupt(s, "discard cluster");
+}
+
+static void test_check_discard_not_held(void)
+{
+	struct sim *s = corrupt_setup(true);
+	int c = first_on(s, SA_LIST_DISCARD, 0);
+	char msg[64];
+
+	s->sd.swap_map[c * CS + 7] = 0;
+	snprintf(msg, sizeof(msg), "discard cluster %d: slot %lu not held", c, c * CS + 7);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_count_vs_map(void)
+{
+	struct sim *s = corrupt_setup(false);
+	int c = first_on(s, SA_LIST_NONFULL, 2);
+	char msg[64];
+
+	s->sd.swap_map[c * CS + 200] = 1;
+	snprintf(msg, sizeof(msg), "cluster %d: count 4, swap map has 5 used", c);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_free_cluster_count(void)
+{
+	struct sim *s = corrupt_setup(false);
+	int c = first_on(s, SA_LIST_FREE, 0);
+	char msg[64];
+
+	s->sd.swap_map[c * CS + 9] = 1;
+	CL(s, c)->count = 1;
+	snprintf(msg, sizeof(msg), "free cluster %d has count 1", c);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_full_cluster_count(void)
+{
+	struct sim *s = corrupt_setup(false);
+
+	s->sd.swap_map[CS + 9] = 0;
+	CL(s, 1)->count--;
+	expect_corrupt(s, "full cluster 1 has count 511");
+}
+
+static void test_check_nonfull_cluster_count(void)
+{
+	struct sim *s = corrupt_setup(false);
+	int c = first_on(s, SA_LIST_NONFULL, 2);
+	char msg[64];
+	unsigned long i;
+
+	for (i = c * CS; i < (c + 1) * CS; i++)
+		if (!s->sd.swap_map[i])
+			s->sd.swap_map[i] = 1;
+	CL(s, c)->count = CS;
+	snprintf(msg, sizeof(msg), "nonfull cluster %d has count 512", c);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_frag_cluster_count(void)
+{
+	struct sim *s = corrupt_setup(false);
+	unsigned long i;
+
+	T_EQ(CL(s, 2)->list, SA_LIST_FRAG);
+	for (i = 2 * CS; i < 3 * CS; i++)
+		s->sd.swap_map[i] = 0;
+	CL(s, 2)->count = 0;
+	expect_corrupt(s, "frag cluster 2 has count 0");
+}
+
+static void test_check_global_cursor(void)
+{
+	struct sim *s = corrupt_setup(false);
+	char msg[64];
+
+	s->dev.global.next[2] = s->dev.max;
+	snprintf(msg, sizeof(msg), "global cursor[2] = %lu beyond the device", s->dev.max);
+	expect_corrupt(s, msg);
+}
+
+static void test_check_cpu_cursor(void)
+{
+	struct sim *s = corrupt_setup(false);
+	char msg[64];
+
+	per_cpu_ptr(s->dev.pcp, 5)->next[3] = s->dev.max;
+	snprintf(msg, sizeof(msg), "cpu 5 cursor[3] = %lu beyond the device", s->dev.max);
+	expect_corrupt(s, msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Races with the lock dropped inside reclaim */
+
+struct steal_race {
+	struct sim *s;
+	int calls;
+	unsigned long nested;
+	int order;
+	enum sim_event ev;
+};
+
+static void steal_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offset,
+		       void *arg)
+{
+	struct steal_race *r = arg;
+
+	(void)sd;
+	(void)offset;
+	if (ev != r->ev || r->calls++)
+		return;
+	sim_set_cpu(1);
+	r->nested = sim_alloc(r->s, r->order, 1);
+	sim_set_cpu(0);
+}
+
+static void test_reclaimed_range_taken_by_another_cpu(void)
+{
+	struct sim *s = range_reclaim_setup(4, false);
+	struct steal_race r = { .s = s, .order = 4, .ev = SIM_EV_RECLAIMED };
+	unsigned long off;
+
+	s->sd.full = SIM_FULL_ON;
+	s->sd.hook = steal_hook;
+	s->sd.hook_arg = &r;
+	off = sim_alloc(s, 4, 1);
+	s->sd.hook = NULL;
+	/* The other CPU got the reclaimed range; this one must not. */
+	T_EQ(r.nested, CS + 80);
+	T_NE(off, CS + 80);
+	T_EQ(s->sd.swap_map[CS + 80], 1);
+}
+
+static void test_cluster_emptied_and_reused_during_reclaim(void)
+{
+	struct sim *s = new_sim_nobind(3 * CS, SA_POLICY_PERCPU, false);
+	struct steal_race r = { .s = s, .order = 2, .ev = SIM_EV_RECLAIMED };
+	unsigned long off;
+
+	sim_prefill(s, 1, CS - 1, 1);
+	sim_prefill(s, 2 * CS, CS, 1);
+	sim_bind(s);
+	/* Cluster 1 holds one order-4 folio, in the swap cache only. */
+	T_EQ(alloc_ok(s, 4), CS);
+	make_cache_only(s, CS, 4, 4, false);
+	s->sd.full = SIM_FULL_ON;
+
+	/*
+	 * CPU 3 scans nonfull[4] and reclaims the folio, which empties the
+	 * cluster; with the lock dropped CPU 1 opens it for order 2.  CPU 3
+	 * must then not take the reclaimed range, and its order-4 entry
+	 * lands next to the order-2 one.
+	 */
+	s->sd.hook = steal_hook;
+	s->sd.hook_arg = &r;
+	sim_set_cpu(3);
+	off = alloc_ok(s, 4);
+	sim_set_cpu(0);
+	s->sd.hook = NULL;
+	T_EQ(r.nested, CS);
+	T_EQ(off, CS + 16);
+	T_EQ(CL(s, 1)->order, 2);
+	T_EQ(CL(s, 1)->count, 4 + 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Error paths and helpers */
+
+static void test_dev_init_errors(void)
+{
+	struct swapalloc_dev dev;
+	long live = shim_live_allocs;
+	int i;
+
+	memset(&dev, 0, sizeof(dev));
+	T_EQ(swapalloc_dev_init(&dev, 0, SA_POLICY_PERCPU, false), -EINVAL);
+	for (i = 0; i < 3; i++) {
+		memset(&dev, 0, sizeof(dev));
+		shim_fail_alloc_after = i;
+		T_EQ(swapalloc_dev_init(&dev, 4 * CS, SA_POLICY_PERCPU, false), -ENOMEM);
+		T_EQ(shim_live_allocs, live);
+		T_ASSERT(!dev.clusters && !dev.scratch && !dev.pcp);
+	}
+	shim_fail_alloc_after = 2;
+	memset(&dev, 0, sizeof(dev));
+	T_EQ(swapalloc_dev_init(&dev, 4 * CS, SA_POLICY_GLOBAL, false), 0);
+	T_ASSERT(!dev.pcp);
+	swapalloc_dev_destroy(&dev);
+	shim_fail_alloc_after = -1;
+	T_EQ(shim_live_allocs, live);
+}
+
+static void test_free_warns_on_bad_ranges(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long off = alloc_ok(s, 4);
+
+	t_expected_warnings = 4;
+	sim_lock(&s->sd);
+	swapalloc_free(DEV, CS - 8, 16);	/* crosses clusters */
+	swapalloc_free(DEV, 2 * CS, 1);		/* a free cluster */
+	swapalloc_free(DEV, off, 0);
+	swapalloc_free(DEV, 4 * CS - 1, 2);	/* beyond the device */
+	sim_unlock(&s->sd);
+	T_EQ(shim_warnings, 4);
+	T_EQ(CL(s, 1)->count, 16);
+	T_EQ(CL(s, 0)->count, 1);
+}
+
+static void test_invalid_order(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+
+	T_EQ(sim_alloc(s, -1, 1), 0);
+	T_EQ(sim_alloc(s, SA_NR_ORDERS, 1), 0);
+	T_EQ(s->sd.cnt.commits, 0);
+}
+
+static void test_usage_has_cache(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+	unsigned long off = alloc_ok(s, 0);
+
+	T_EQ(s->sd.swap_map[off], 1);
+	off = sim_alloc(s, 3, SWAP_HAS_CACHE);
+	expect_entry(s, off, 3);
+	T_EQ(s->sd.swap_map[off + 7], SWAP_HAS_CACHE);
+	/* Not in the (simulated) swap cache yet: reclaim finds no folio. */
+	s->sd.full = SIM_FULL_ON;
+	sim_reclaim_full(s, true);
+	T_EQ(s->sd.swap_map[off], SWAP_HAS_CACHE);
+}
+
+static void test_names_and_stats(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_GLOBAL, false);
+
+	T_ASSERT(!strcmp(swapalloc_list_name(SA_LIST_FRAG), "frag"));
+	T_ASSERT(!strcmp(swapalloc_list_name(SA_NR_LISTS), "?"));
+	T_ASSERT(!strcmp(swapalloc_src_name(SA_SRC_STEAL), "steal"));
+	T_ASSERT(!strcmp(swapalloc_src_name(SA_NR_SRCS), "?"));
+	T_ASSERT(!strcmp(swapalloc_policy_name(SA_POLICY_GLOBAL), "global"));
+	T_ASSERT(!strcmp(swapalloc_policy_name(SA_POLICY_PERCPU), "percpu"));
+	alloc_ok(s, 0);
+	T_EQ(s->dev.stats.order[0].requests, 1);
+	swapalloc_reset_stats(DEV);
+	T_EQ(s->dev.stats.order[0].requests, 0);
+	T_EQ(s->dev.stats.order[0].success, 0);
+}
+
+static void test_lock_held_on_every_env_call(void)
+{
+	struct sim *s = range_reclaim_setup(0, false);
+
+	/* sim.c counts any env call without the lock as a violation. */
+	s->sd.full = SIM_FULL_ON;
+	alloc_ok(s, 4);
+	sim_reclaim_full(s, true);
+	T_EQ(s->sd.violations, 0);
+	T_EQ(s->sd.locked, 0);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(test_free_to_nonfull_on_first_alloc),
+	T_CASE(test_order0_takes_free_cluster_when_no_nonfull),
+	T_CASE(test_nonfull_to_full),
+	T_CASE(test_full_to_nonfull_on_free),
+	T_CASE(test_nonfull_to_frag_on_failed_scan),
+	T_CASE(test_frag_to_nonfull_on_free),
+	T_CASE(test_empty_cluster_to_free_order_reset),
+	T_CASE(test_discard_cycle),
+	T_CASE(test_discard_kicked_when_allocation_needs_it),
+	T_CASE(test_discard_quiescing_or_swapoff_frees_directly),
+	T_CASE(test_discard_with_lock_dropped),
+	T_CASE(test_steal_frag_before_nonfull),
+	T_CASE(test_no_steal_for_higher_orders),
+	T_CASE(test_frag_scan_bound),
+	T_CASE(test_pmd_order_only_from_free_clusters),
+	T_CASE(test_range_reclaim_only_when_swap_full),
+	T_CASE(test_range_reclaim_small_folios),
+	T_CASE(test_range_reclaim_busy_folio),
+	T_CASE(test_range_reclaim_partly_mapped_folio),
+	T_CASE(test_reclaim_full_one_cluster),
+	T_CASE(test_reclaim_full_forced),
+	T_CASE(test_reclaim_work),
+	T_CASE(test_reclaim_full_never_two_passes),
+	T_CASE(test_reclaim_full_skips_unreclaimable_folio),
+	T_CASE(test_reclaim_full_resumes_after_the_folio),
+	T_CASE(test_alloc_reclaims_full_clusters_when_exhausted),
+	T_CASE(test_alloc_reclaims_one_full_cluster),
+	T_CASE(test_no_reclaim_when_not_full),
+	T_CASE(test_full_device),
+	T_CASE(test_swapoff_fails_without_looping),
+	T_CASE(test_swapoff_during_reclaim),
+	T_CASE(test_rotational_sequential),
+	T_CASE(test_rotational_rebind_orders_free_list),
+	T_CASE(test_percpu_own_clusters_on_discard_devices),
+	T_CASE(test_percpu_cursors_share_nonfull),
+	T_CASE(test_percpu_cursor_is_per_cpu),
+	T_CASE(test_cursor_ignored_when_cluster_changed_order),
+	T_CASE(test_natural_alignment_every_order),
+	T_CASE(test_rebuild_from_arbitrary_map),
+	T_CASE(test_rebuild_after_use),
+	T_CASE(test_check_foreign_cluster),
+	T_CASE(test_check_cluster_on_two_lists),
+	T_CASE(test_check_wrong_list_mark),
+	T_CASE(test_check_wrong_order),
+	T_CASE(test_check_list_loop),
+	T_CASE(test_check_counter_mismatch),
+	T_CASE(test_check_cluster_on_no_list),
+	T_CASE(test_check_discard_count),
+	T_CASE(test_check_discard_not_held),
+	T_CASE(test_check_count_vs_map),
+	T_CASE(test_check_free_cluster_count),
+	T_CASE(test_check_full_cluster_count),
+	T_CASE(test_check_nonfull_cluster_count),
+	T_CASE(test_check_frag_cluster_count),
+	T_CASE(test_check_global_cursor),
+	T_CASE(test_check_cpu_cursor),
+	T_CASE(test_reclaimed_range_taken_by_another_cpu),
+	T_CASE(test_cluster_emptied_and_reused_during_reclaim),
+	T_CASE(test_dev_init_errors),
+	T_CASE(test_free_warns_on_bad_ranges),
+	T_CASE(test_invalid_order),
+	T_CASE(test_usage_has_cache),
+	T_CASE(test_names_and_stats),
+	T_CASE(test_lock_held_on_every_env_call),
+};
+
+int main(int argc, char **argv)
+{
+	t_before_each = before_each;
+	t_after_each = after_each;
+	return t_main(cases, ARRAY_SIZE(cases), argc, argv);
+}
