@@ -689,6 +689,28 @@ static void test_reclaim_full_forced(void)
 	T_EQ(s->dev.stats.reclaim_passes, 1);
 }
 
+/*
+ * A forced pass that frees nothing holds forced passes and the background
+ * worker off until a cluster's worth of slots has been allocated or freed.
+ */
+static void test_reclaim_dry_pass_backs_off(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned int c;
+
+	for (c = 1; c <= 2; c++)
+		fill_to(s, c, 4, CS);		/* full, nothing cache-only */
+	sim_reclaim_full(s, true);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_EQ(s->dev.stats.reclaim_slots, 0);
+	T_EQ(s->dev.reclaim_wait, CS);
+	sim_free(s, 1 * CS, 16);		/* churn counts the wait down */
+	T_EQ(s->dev.reclaim_wait, CS - 16);
+	while (s->dev.reclaim_wait)
+		T_ASSERT(sim_alloc(s, 0, 1) != 0);
+	T_EQ(s->dev.reclaim_wait, 0);
+}
+
 static void test_reclaim_work(void)
 {
 	struct sim *s = full_reclaim_setup(false, false);
@@ -1626,6 +1648,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_range_reclaim_partly_mapped_folio),
 	T_CASE(test_reclaim_full_one_cluster),
 	T_CASE(test_reclaim_full_forced),
+	T_CASE(test_reclaim_dry_pass_backs_off),
 	T_CASE(test_reclaim_work),
 	T_CASE(test_reclaim_full_never_two_passes),
 	T_CASE(test_reclaim_full_skips_unreclaimable_folio),
