@@ -18,19 +18,14 @@
 static struct dentry *swapalloc_debugfs_root;
 
 /*
- * Take si->lock if @kdev still owns its device.  Frees and allocations
- * change everything shown here, and only under that lock.
+ * Does @kdev still own its device?  Frees and allocations change everything
+ * shown here, and only under si->lock, which the caller holds.
  */
-static struct swap_info_struct *swapalloc_lock_dev(struct swapalloc_kdev *kdev)
+static bool swapalloc_owns(struct swapalloc_kdev *kdev, struct swap_info_struct *si)
+	__must_hold(&si->lock)
 {
-	struct swap_info_struct *si = kdev->core.env.si;
-
-	spin_lock(&si->lock);
-	if (si->alloc_data == kdev && si->alloc_state >= SWAP_ALLOC_BOUND &&
-	    kdev->bound)
-		return si;
-	spin_unlock(&si->lock);
-	return NULL;
+	return si->alloc_data == kdev && si->alloc_state >= SWAP_ALLOC_BOUND &&
+	       kdev->bound;
 }
 
 static int swapalloc_version_show(struct seq_file *m, void *v)
@@ -91,12 +86,14 @@ static int swapalloc_clusters_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
 	struct swapalloc_dev *dev = &kdev->core;
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 	unsigned int o;
 
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	seq_puts(m, "order nonfull nonfull_free_slots frag frag_free_slots\n");
 	for (o = 0; o < SA_NR_ORDERS; o++)
 		seq_printf(m, "%u %u %lu %u %lu\n", o, dev->nr_nonfull[o],
@@ -113,12 +110,14 @@ static int swapalloc_alloc_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
 	struct swapalloc_order_stats st[SA_NR_ORDERS];
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 	unsigned int o, s;
 
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	memcpy(st, kdev->core.stats.order, sizeof(st));
 	spin_unlock(&si->lock);
 
@@ -141,11 +140,13 @@ static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
 	struct swapalloc_stats *st = &kdev->core.stats;
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	seq_printf(m, "full_passes %llu\nfull_clusters_scanned %llu\n"
 		   "full_slots_reclaimed %llu\nrange_slots_reclaimed %llu\n"
 		   "background_runs %llu\n", st->reclaim_passes,
@@ -159,11 +160,13 @@ DEFINE_SHOW_ATTRIBUTE(swapalloc_reclaim);
 static int swapalloc_discard_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	seq_printf(m, "enabled %d\ndiscarded %llu\npending %u\n",
 		   kdev->core.discards, kdev->core.stats.discarded,
 		   kdev->core.nr_discard);
@@ -187,14 +190,16 @@ static int swapalloc_cursors_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
 	struct swapalloc_dev *dev = &kdev->core;
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 	char who[16];
 	unsigned int o;
 	int cpu;
 
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	seq_puts(m, "cpu");
 	for (o = 0; o < SA_NR_ORDERS; o++)
 		seq_printf(m, " order%u", o);
@@ -215,12 +220,14 @@ DEFINE_SHOW_ATTRIBUTE(swapalloc_cursors);
 static int swapalloc_check_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 	char msg[128];
 
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	swapalloc_check(&kdev->core, msg, sizeof(msg));
 	spin_unlock(&si->lock);
 	seq_printf(m, "%s\n", msg);
@@ -233,14 +240,16 @@ static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
 	struct swapalloc_kdev *kdev = file->private_data;
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = kdev->core.env.si;
 	unsigned int val;
 
 	if (kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
 		return -EINVAL;
-	si = swapalloc_lock_dev(kdev);
-	if (!si)
+	spin_lock(&si->lock);
+	if (!swapalloc_owns(kdev, si)) {
+		spin_unlock(&si->lock);
 		return -ENODEV;
+	}
 	swapalloc_reset_stats(&kdev->core);
 	spin_unlock(&si->lock);
 	return count;

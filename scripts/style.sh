@@ -11,9 +11,11 @@ tree=$("$top/scripts/kernel-build.sh" -q)
 cp="$tree/scripts/checkpatch.pl"
 bad=0
 
+# --no-tree: in a tree, checkpatch runs scripts/spdxcheck.py, which needs
+# the kernel's git history; the unpacked source has none.
 echo "== checkpatch --strict patches/"
 for p in "$top"/patches/*.patch; do
-	if ! perl "$cp" --strict --quiet "$p"; then
+	if ! perl "$cp" --strict --quiet --no-tree "$p"; then
 		echo "   in $(basename "$p")"
 		bad=1
 	fi
