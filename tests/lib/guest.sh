@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for guest suites (tests/guest/*.sh), which tests/run boots one VM
+# each for with scripts/vm-run.sh.  Source it from a suite:
+#
+#   . "$(dirname "$0")/../lib/guest.sh"
+#
+# A suite prints one line per test, which tests/run counts:
+#   PASS: name | FAIL: name: reason | SKIP: name: reason
+# and ends with `finish` (exit 1 if anything failed, else 0).
+#
+# Sets SWAPALLOC_TOP (the repo as the guest sees it), SWAPALLOC_TOOLS (the
+# C helpers `make -C tests/tools` builds on the host) and SUITE (the suite's
+# name).
+
+SUITE=$(basename "$0" .sh)
+SWAPALLOC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SWAPALLOC_TOOLS=$SWAPALLOC_TOP/build/tools
+export SWAPALLOC_TOP SWAPALLOC_TOOLS
+_guest_failed=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: ${2:-failed}"; _guest_failed=1; }
+skip() { echo "SKIP: $1: ${2:-skipped}"; }
+note() { echo "# $*"; }
+
+# finish: swap off, reset zram devices, end the suite: exit 1 if any test failed.
+finish() {
+	swapoff_all
+	local z
+	for z in /sys/block/zram*; do
+		[ -e "$z/reset" ] && echo 1 > "$z/reset" 2>/dev/null
+	done
+	exit $_guest_failed
+}
+
+# require_cmd CMD...: skip the whole suite (exit 0) unless every CMD exists.
+require_cmd() {
+	local c
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1; then
+			skip "$SUITE" "$c is not installed on the host (scripts/deps.sh tools)"
+			exit 0
+		fi
+	done
+}
+
+# tool NAME: path of the C helper built from tests/tools/NAME.c; fails if not built.
+tool() {
+	local t=$SWAPALLOC_TOOLS/$1
+	if [ ! -x "$t" ]; then
+		echo "guest.sh: $t is not built; run tests/run or make -C tests/tools on the host" >&2
+		return 1
+	fi
+	echo "$t"
+}
+
+# setup_zram SIZE [swapon options...]: configure a free zram device of SIZE
+# (e.g. 512M) with lzo-rle (or lzo), mkswap and swapon it; prints /dev/zramN.
+setup_zram() {
+	local size=$1 dev id alg
+	shift
+	if [ ! -d /sys/class/zram-control ] && [ ! -e /sys/block/zram0 ]; then
+		echo "setup_zram: no zram in this kernel" >&2
+		return 1
+	fi
+	if [ -e /sys/block/zram0 ] && [ "$(cat /sys/block/zram0/disksize)" = 0 ]; then
+		id=0
+	else
+		id=$(cat /sys/class/zram-control/hot_add) || {
+			echo "setup_zram: zram hot_add failed" >&2; return 1; }
+	fi
+	dev=/dev/zram$id
+	for alg in lzo-rle lzo; do
+		if echo "$alg" > "/sys/block/zram$id/comp_algorithm" 2>/dev/null; then
+			break
+		fi
+	done
+	if ! grep -q '\[lzo' "/sys/block/zram$id/comp_algorithm"; then
+		echo "setup_zram: cannot select lzo-rle or lzo: $(cat "/sys/block/zram$id/comp_algorithm")" >&2
+		return 1
+	fi
+	if ! echo "$size" > "/sys/block/zram$id/disksize"; then
+		echo "setup_zram: cannot set disksize $size on zram$id" >&2
+		return 1
+	fi
+	for _ in 1 2 3 4 5; do [ -b "$dev" ] && break; sleep 0.2; done
+	mkswap "$dev" >/dev/null || { echo "setup_zram: mkswap $dev failed" >&2; return 1; }
+	swapon "$@" "$dev" || { echo "setup_zram: swapon $dev failed" >&2; return 1; }
+	echo "$dev"
+}
+
+# find_disk NAME: /dev/vdX of the disk vm-run.sh attached with --disk NAME:SIZE.
+find_disk() {
+	local name=$1 b
+	if [ -e "/dev/disk/by-id/virtio-$name" ]; then
+		readlink -f "/dev/disk/by-id/virtio-$name"
+		return 0
+	fi
+	for b in /sys/block/vd*; do
+		[ -e "$b/serial" ] || continue
+		if [ "$(cat "$b/serial")" = "$name" ]; then
+			echo "/dev/${b##*/}"
+			return 0
+		fi
+	done
+	echo "find_disk: no virtio disk with serial '$name'" >&2
+	return 1
+}
+
+# set_rotational DEV 0|1: mark a block device as SSD (0) or rotating (1).
+# Swap reads this at swapon time.
+set_rotational() {
+	local dev=${1##*/} val=$2 f
+	f=/sys/block/$dev/queue/rotational
+	if ! echo "$val" > "$f" 2>/dev/null || [ "$(cat "$f")" != "$val" ]; then
+		echo "set_rotational: cannot set $f to $val" >&2
+		return 1
+	fi
+}
+
+# mthp_enable SIZE_KB [MODE]: set hugepages-SIZE_KBkB/enabled to MODE
+# (default always) and PMD-size (2048kB) THP to never.
+mthp_enable() {
+	local kb=$1 mode=${2:-always} d=/sys/kernel/mm/transparent_hugepage
+	if [ ! -d "$d/hugepages-${kb}kB" ]; then
+		echo "mthp_enable: no $d/hugepages-${kb}kB" >&2
+		return 1
+	fi
+	echo "$mode" > "$d/hugepages-${kb}kB/enabled" || return 1
+	if [ "$kb" != 2048 ] && [ -d "$d/hugepages-2048kB" ]; then
+		echo never > "$d/hugepages-2048kB/enabled" || return 1
+	fi
+}
+
+# swapoff_all: turn off every active swap device or file.
+swapoff_all() {
+	local dev rest rc=0 devs=()
+	# Read the list first: /proc/swaps skips entries if it changes under us.
+	while read -r dev rest; do
+		[ "$dev" = Filename ] || devs+=("$dev")
+	done < /proc/swaps
+	for dev in "${devs[@]}"; do
+		swapoff "$dev" || { echo "swapoff_all: swapoff $dev failed" >&2; rc=1; }
+	done
+	return $rc
+}
