@@ -10,6 +10,7 @@
 #   rotational   64 MiB virtio disk with queue/rotational = 1
 #   ssd-memcg    64 MiB non-rotational virtio disk, the tool in a 32M memcg
 #   ssd72-memcg  the same on a 72 MiB disk
+# THP_TEST_ALLOCATORS="swapalloc" skips the builtin runs.
 # Per-iteration fallback % lands in bench/results/thp-swap-allocator-<date>.tsv,
 # and the steady state (mean of iterations 51-100) is printed.
 set -euo pipefail
@@ -25,6 +26,7 @@ rc=0
 SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout 7200 --out "$out" \
 	--disk rot0:64M --disk ssd0:64M --disk ssd1:72M \
 	--env THP_TEST_DEVICES="$devices" \
+	--env THP_TEST_ALLOCATORS="${THP_TEST_ALLOCATORS:-builtin swapalloc}" \
 	-- "$top/tests/guest/40-thp-allocator-test.sh" | grep -E '^# (steady|  |[a-z])|^(PASS|FAIL)' || rc=$?
 mkdir -p "$top/bench/results"
 dst=$top/bench/results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv

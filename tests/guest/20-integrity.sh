@@ -51,6 +51,15 @@ alloc_col() {
 		$1 == o { print $col[c] }' "$dbg/$1/alloc"
 }
 
+# occupancy_sums DEV: "<clusters on all lists> <total>" from DEV's clusters file.
+occupancy_sums() {
+	awk 'NR == 1 { next }
+		$1 ~ /^[0-9]+$/ { n += $2 + $4; next }
+		$1 == "total" { t = $2; next }
+		{ n += $2 }
+		END { print n + 0, t + 0 }' "$dbg/$1/clusters"
+}
+
 # scenario NAME DEV SIZE: 4K then 64K on DEV with swapalloc bound.
 scenario() {
 	local name=$1 dev=$2 size=$3 out0 fb0 ok0 fail0 out fb ok fl
@@ -59,6 +68,10 @@ scenario() {
 	run "$name: 4K folios" 4k "$size"
 	run "$name: 64K folios" 64k "$size"
 	check_invariants "$name" "$dev"
+	local sums
+	sums=$(occupancy_sums "$dev")
+	[ "${sums% *}" = "${sums#* }" ] && pass "$name: cluster occupancy sums to the cluster count" ||
+		fail "$name: cluster occupancy sums to the cluster count" "lists $sums total"
 	out=$(( $(cat $stats/swpout) - out0 )); fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
 	ok=$(( $(alloc_col "$dev" 4 success) - ok0 )); fl=$(( $(alloc_col "$dev" 4 fail) - fail0 ))
 	note "$name: 64K swpout +$out fallback +$fb; swapalloc order-4 success +$ok fail +$fl"

@@ -58,7 +58,7 @@ modes=("-a" "" "-a -s" "-s")
 
 device() {
 	local devname=$1 dev=$2 m
-	for alloc in builtin swapalloc; do
+	for alloc in ${THP_TEST_ALLOCATORS:-builtin swapalloc}; do
 		if [ $alloc = swapalloc ]; then
 			insmod "$ko" || { fail "$devname insmod"; return; }
 		fi
@@ -87,7 +87,8 @@ disk_swapon() {
 # all): zram (64 MiB), rotational (64 MiB virtio disk, rotational=1),
 # ssd-memcg and ssd72-memcg (64 and 72 MiB non-rotational virtio disks with
 # the tool in a memory cgroup limited to 32M, so swap-cache folios are
-# really reclaimed and come back as 4K pages).
+# really reclaimed and come back as 4K pages).  THP_TEST_ALLOCATORS
+# (default "builtin swapalloc") picks the allocators.
 devices=${THP_TEST_DEVICES:-zram rotational}
 for devname in $devices; do
 	case $devname in
