@@ -542,6 +542,7 @@ static int replay_trace(const char *path, enum swapalloc_policy policy, unsigned
 	int nr_devs = 0, i, o, lineno = 0;
 	char line[256], name[64];
 	bool all_applied = true;
+	unsigned long lost = 0;
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
@@ -555,6 +556,11 @@ static int replay_trace(const char *path, enum swapalloc_policy policy, unsigned
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n' || !line[0])
 			continue;
+		/* bpftrace's own note when its perf buffer overflowed */
+		if (sscanf(line, "Lost %lu events", &t.a) == 1) {
+			lost += t.a;
+			continue;
+		}
 		if (sscanf(line, " %c %63s %lu %lu", &kind, name, &t.a, &t.b) != 4 ||
 		    (kind != 'A' && kind != 'F') || (kind == 'A' && t.a >= SA_NR_ORDERS) ||
 		    (kind == 'F' && !t.b)) {
@@ -577,6 +583,9 @@ static int replay_trace(const char *path, enum swapalloc_policy policy, unsigned
 			devs[t.dev].max = t.a + t.b;
 	}
 	fclose(f);
+	if (lost)
+		fprintf(stderr, "%s: bpftrace lost %lu events while recording: %s\n", path, lost,
+			"frees of lost allocations will not apply (raise BPFTRACE_PERF_RB_PAGES)");
 
 	for (i = 0; i < nr_devs; i++) {
 		struct tdev *d = &devs[i];

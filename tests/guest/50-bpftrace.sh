@@ -150,7 +150,7 @@ order4_ok() {
 	awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$1 == 4 { print $c["success"] }' /sys/kernel/debug/swapalloc/zram0/alloc
 }
-start recorder recorder.bt -q
+BPFTRACE_PERF_RB_PAGES=1024 start recorder recorder.bt -q
 a0=$(order4_ok)
 work 32M 64k
 a=$(( $(order4_ok) - a0 ))
