@@ -577,6 +577,21 @@ void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 	dev->reclaiming = false;
 }
 
+/**
+ * swapalloc_reclaim_background() - the background reclaim work's pass
+ * @dev: the device, lock held
+ *
+ * A forced full-cluster reclaim pass, counted in background_runs, unless
+ * the device is being unbound.
+ */
+void swapalloc_reclaim_background(struct swapalloc_dev *dev)
+{
+	if (dev->quiescing)
+		return;
+	sa_count(&dev->stats.background_runs, 1);
+	swapalloc_reclaim_full(dev, true);
+}
+
 /*
  * The order of preference, for one allocation of 1 << @order slots:
  *

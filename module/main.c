@@ -179,10 +179,7 @@ static void swapalloc_reclaim_work(struct work_struct *work)
 	struct swap_info_struct *si = kdev->core.env.si;
 
 	spin_lock(&si->lock);
-	if (!kdev->core.quiescing) {
-		kdev->core.stats.background_runs++;
-		swapalloc_reclaim_full(&kdev->core, true);
-	}
+	swapalloc_reclaim_background(&kdev->core);
 	spin_unlock(&si->lock);
 }
 

@@ -119,6 +119,7 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);
+void swapalloc_reclaim_background(struct swapalloc_dev *dev);
 bool swapalloc_discard_one(struct swapalloc_dev *dev);
 
 int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len);

@@ -159,10 +159,7 @@ void sim_discard_work(struct sim *s)
 void sim_reclaim_work(struct sim *s)
 {
 	sim_lock(&s->sd);
-	if (!s->dev.quiescing) {
-		s->dev.stats.background_runs++;
-		swapalloc_reclaim_full(&s->dev, true);
-	}
+	swapalloc_reclaim_background(&s->dev);
 	sim_unlock(&s->sd);
 }
 
