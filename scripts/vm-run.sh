@@ -27,7 +27,10 @@
 # Files in DIR: console.log (serial console), qemu.log, output.log (the
 # workload's stdout+stderr), status (its exit code), dmesg.log, timing
 # (guest uptimes), and on failure vm-failure (one line per reason),
-# diagnosis (what was printed about it) and kernel-problems.
+# diagnosis (what was printed about it) and kernel-problems; hang.log when
+# the workload overran the guest's deadline (a minute before --timeout):
+# every task's state, and the kernel stacks of running and blocked ones;
+# vcpus.log when the guest timed out: each vCPU's RIP and its symbol.
 #
 # Exit status: the workload's exit code; 1 when the kernel log shows a
 # warning, oops, lockdep splat, etc., when the guest times out, or when the
@@ -111,7 +114,7 @@ if [ -z "$out" ]; then
 else
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
-	rm -f "$out"/{console.log,qemu.log,output.log,status,dmesg.log,timing,cmd,vm-failure,kernel-problems,diagnosis}
+	rm -f "$out"/{console.log,qemu.log,output.log,status,dmesg.log,timing,cmd,vm-failure,kernel-problems,diagnosis,hang.log,vcpus.log,timed-out,monitor.sock}
 fi
 
 drive_args=()
@@ -138,6 +141,8 @@ done
 	printf 'export SWAPALLOC_TOP=%q\n' "$top"
 	printf 'export SWAPALLOC_KERNEL_TREE=%q\n' "$tree"
 	printf 'export SWAPALLOC_KERNELRELEASE=%q\n' "$release"
+	# guest-init's own deadline, early enough to report task states.
+	printf 'export SWAPALLOC_GUEST_TIMEOUT=%d\n' $((tmo > 120 ? tmo - 60 : tmo * 3 / 4))
 	for e in "${envs[@]}"; do
 		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
 	done
@@ -147,9 +152,51 @@ cmdline="root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,ms
 cmdline+=" ro console=ttyS0 panic=-1 panic_on_warn=1 init=$top/scripts/guest-init"
 cmdline+=" ${VM_CMDLINE_EXTRA:-}"
 
+# The QEMU monitor, for a hung guest's vCPU registers (a unix socket path
+# must fit in 108 bytes).
+monitor_args=(-monitor none)
+sock=$out/monitor.sock
+[ ${#sock} -lt 100 ] && monitor_args=(-monitor "unix:$sock,server=on,wait=off")
+
+# vcpu_report: every vCPU's registers from the monitor, each RIP with the
+# kernel symbol it is in: where a guest that stopped talking is spinning.
+vcpu_report() {
+	[ -S "$sock" ] || { echo "no QEMU monitor socket"; return 0; }
+	python3 - "$sock" > "$out/vcpus.raw" 2>&1 <<'PY' || true
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+def prompt():
+    buf = b''
+    try:
+        while not buf.endswith(b'(qemu) '):
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    except socket.timeout:
+        pass
+    return buf.decode(errors='replace')
+prompt()
+s.sendall(b'info registers -a\n')
+print(prompt())
+PY
+	awk -v map="$tree/System.map" '
+		BEGIN { while ((getline l < map) > 0) { split(l, f, " "); a[++n] = f[1]; s[n] = f[3] } }
+		/^CPU#/ { cpu = $1 }
+		/RIP=/ {
+			match($0, /RIP=[0-9a-f]+/); rip = substr($0, RSTART + 4, RLENGTH - 4)
+			best = ""; for (i = 1; i <= n; i++) if (a[i] <= rip) best = s[i]; else break
+			print cpu " RIP=" rip " in " (best == "" ? "?" : best)
+		}' "$out/vcpus.raw"
+	echo "# full register dump: $out/vcpus.raw"
+}
+
 start=$(date +%s.%N)
 # timeout(1) puts QEMU in a process group of its own, away from the
-# terminal's ^C: pass INT/TERM/HUP on to it.
+# terminal's ^C: pass INT/TERM/HUP on to it.  Our own deadline comes first,
+# so the vCPUs can be looked at; timeout(1) is the backstop.
 qpid=
 interrupted=0
 # shellcheck disable=SC2317 # called by trap
@@ -158,9 +205,9 @@ on_signal() {
 	[ -z "$qpid" ] || kill -TERM "$qpid" 2>/dev/null || true
 }
 trap on_signal INT TERM HUP
-timeout -k 10 "$tmo" qemu-system-x86_64 \
+timeout -k 10 $((tmo + 60)) qemu-system-x86_64 \
 	"${accel_args[@]}" -m "$mem" -smp "$smp" \
-	-nographic -nodefaults -no-reboot -monitor none -serial "file:$out/console.log" \
+	-nographic -nodefaults -no-reboot "${monitor_args[@]}" -serial "file:$out/console.log" \
 	-kernel "$kernel" -append "$cmdline" \
 	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap" \
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
@@ -169,12 +216,26 @@ timeout -k 10 "$tmo" qemu-system-x86_64 \
 	"${drive_args[@]}" \
 	</dev/null >"$out/qemu.log" 2>&1 &
 qpid=$!
+(
+	end=$((SECONDS + tmo))
+	while kill -0 "$qpid" 2>/dev/null; do
+		if [ $SECONDS -ge $end ]; then
+			: > "$out/timed-out"
+			vcpu_report > "$out/vcpus.log" 2>&1
+			kill -TERM "$qpid" 2>/dev/null
+			exit 0
+		fi
+		sleep 1
+	done
+) </dev/null >/dev/null 2>&1 &
+watch=$!
 qrc=0
 wait "$qpid" || qrc=$?
 while kill -0 "$qpid" 2>/dev/null; do
 	qrc=0
 	wait "$qpid" || qrc=$?
 done
+wait "$watch" 2>/dev/null || true
 trap - INT TERM HUP
 if [ $interrupted -eq 1 ]; then
 	echo "$prog: interrupted; output kept in $out" >&2
@@ -210,11 +271,23 @@ else
 	rm -f "$out/kernel-problems"
 fi
 
-if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+if [ -s "$out/hang.log" ]; then
+	failed=1
+	{
+		echo "$prog: the workload overran its deadline and was killed; task states ($out/hang.log):"
+		head -n 200 "$out/hang.log" | sed "s/^/  > /"
+	} >> "$diag"
+	echo "workload hung: killed after $(awk '/^# guest-init: workload still running/ { print $(NF-1); exit }' "$out/hang.log") s" >> "$out/vm-failure"
+fi
+if [ -e "$out/timed-out" ] || [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	failed=1
 	{
 		echo "$prog: guest timed out after $tmo s; last 30 console lines:"
 		tail -n 30 "$console" | sed 's/^/  | /'
+		if [ -s "$out/vcpus.log" ]; then
+			echo "$prog: where the vCPUs were:"
+			sed 's/^/  @ /' "$out/vcpus.log"
+		fi
 	} >> "$diag"
 	echo "guest timed out after $tmo s" >> "$out/vm-failure"
 elif grep -q 'terminating on signal' "$out/qemu.log"; then

@@ -5,7 +5,7 @@
 # built, guest-init mounted what suites rely on, and a zram swap device can
 # be set up and swapped to and from without losing data.
 #
-# vm: --mem 2G --smp 2 --timeout 600
+# vm: --mem 2G --smp 2 --timeout 300
 set -euo pipefail
 # shellcheck source=../lib/guest.sh
 . "$(dirname "$0")/../lib/guest.sh"

@@ -5,7 +5,7 @@
 # cluster_alloc_swap_entry (kept out of line by patch 0001) fires while
 # memory is pushed to zram swap with MADV_PAGEOUT.
 #
-# vm: --mem 2G --smp 2 --timeout 900
+# vm: --mem 2G --smp 2 --timeout 300
 set -euo pipefail
 # shellcheck source=../lib/guest.sh
 . "$(dirname "$0")/../lib/guest.sh"

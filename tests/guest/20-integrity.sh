@@ -7,7 +7,7 @@
 # and a rotational virtio disk; after each scenario swapalloc's invariant
 # check, and its per-order counters against the kernel's mTHP counters.
 #
-# vm: --mem 1G --disk ssd0:640M --disk rot0:640M --timeout 2700
+# vm: --mem 1G --disk ssd0:640M --disk rot0:640M --timeout 1800
 . "$(dirname "$0")/../lib/guest.sh"
 
 verify=$(tool swapverify) || exit 1
@@ -75,15 +75,21 @@ scenario() {
 	out=$(( $(cat $stats/swpout) - out0 )); fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
 	ok=$(( $(alloc_col "$dev" 4 success) - ok0 )); fl=$(( $(alloc_col "$dev" 4 fail) - fail0 ))
 	note "$name: 64K swpout +$out fallback +$fb; swapalloc order-4 success +$ok fail +$fl"
-	# On zram every swap-out needs a new entry (swap-in frees it); on a
-	# disk a folio still in the swap cache is written again to the entry
-	# it has, so swpout may exceed the allocations there.
-	if [ "$fb" -eq "$fl" ] && [ "$ok" -gt 0 ] &&
-	   { [ "$out" -eq "$ok" ] || { [ "$dev" != zram0 ] && [ "$out" -gt "$ok" ]; }; }; then
+	# The kernel counts writes, swapalloc counts allocations.  On zram
+	# every swap-out needs a new entry (swap-in frees it), so they agree,
+	# except that an entry allocated for a folio reclaim then keeps (the
+	# unmap raced with a fault, or the folio is zero-filled, which 6.12
+	# records in the zeromap without counting a swpout) is never written:
+	# success may exceed swpout by a few (seen: 1 in 42035).  On a disk a
+	# folio still in the swap cache is written again to the entry it has,
+	# so swpout may also exceed success there.  Failures must match.
+	local slack=$(( ok / 1000 + 1 ))
+	if [ "$fb" -eq "$fl" ] && [ "$ok" -gt 0 ] && [ "$out" -ge $(( ok - slack )) ] &&
+	   { [ "$out" -le "$ok" ] || [ "$dev" != zram0 ]; }; then
 		pass "$name: order-4 counters match swpout and swpout_fallback"
 	else
 		fail "$name: order-4 counters match swpout and swpout_fallback" \
-			"swpout +$out vs success +$ok, swpout_fallback +$fb vs fail +$fl"
+			"swpout +$out vs success +$ok (slack $slack), swpout_fallback +$fb vs fail +$fl"
 	fi
 	if [ "$fb" -eq 0 ]; then
 		pass "$name: no 64K fallback"

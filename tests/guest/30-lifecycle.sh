@@ -7,7 +7,7 @@
 # debugfs file read in a loop while swap is busy.  Data is verified
 # throughout; a WARN or lockdep report anywhere fails the suite.
 #
-# vm: --mem 1G --timeout 1200
+# vm: --mem 1G --timeout 600
 . "$(dirname "$0")/../lib/guest.sh"
 
 verify=$(tool swapverify) || exit 1

@@ -11,7 +11,7 @@
 # does not either) and stays far below the builtin's 100 % on the
 # rotational disk; invariants hold after every run.
 #
-# vm: --mem 1G --disk rot0:64M --timeout 2400
+# vm: --mem 1G --disk rot0:64M --timeout 2100
 . "$(dirname "$0")/../lib/guest.sh"
 
 t=${SWAPALLOC_KERNEL_TREE:-}/tools/mm/thp_swap_allocator_test

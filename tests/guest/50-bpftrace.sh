@@ -8,7 +8,7 @@
 # module is missing with the fix.  Captured outputs are kept in
 # results/bpftrace/ of the VM output (tests/run copies it to build/results).
 #
-# vm: --mem 1G --disk rot0:256M --timeout 1800
+# vm: --mem 1G --disk rot0:256M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 require_cmd bpftrace
 
@@ -39,12 +39,20 @@ stop() {
 	# probes: give it time to drain before Ctrl-C, or the tail is lost.
 	sleep 4
 	kill -INT $btpid 2>/dev/null || true
-	wait $btpid 2>/dev/null || true
+	wait_bounded 60 $btpid ||
+		[ $? -ne 124 ] || fail "bpftrace exits on Ctrl-C" "killed after 60 s"
 }
 
 work() {	# work SIZE FOLIO: swap SIZE of FOLIO pages out and back, verified
-	"$verify" -s "$1" -f "$2" -i 1 -q -n > /tmp/work.log 2>&1 ||
-		fail "data intact ($1 of $2 folios)" "$(tail -n 1 /tmp/work.log)"
+	local rc=0
+	"$verify" -s "$1" -f "$2" -i 1 -q -n > /tmp/work.log 2>&1 &
+	wait_bounded 300 $! || rc=$?
+	[ $rc -eq 0 ] || fail "data intact ($1 of $2 folios)" "$(tail -n 1 /tmp/work.log)"
+	if [ $rc -eq 124 ]; then
+		for f in /sys/kernel/debug/swapalloc/*/check; do
+			[ -e "$f" ] && note "$f: $(timeout 10 cat "$f" 2>&1)"
+		done
+	fi
 }
 
 mthp_enable 64

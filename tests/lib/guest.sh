@@ -146,3 +146,36 @@ swapoff_all() {
 	done
 	return $rc
 }
+
+# task_stacks PID...: state, wait channel and kernel stack of each process
+# and its threads, as comment lines (for a command that does not finish).
+task_stacks() {
+	local p t
+	for p in "$@"; do
+		for t in /proc/"$p"/task/*; do
+			[ -d "$t" ] || continue
+			echo "# ${t#/proc/} $(cat "$t/comm" 2>/dev/null)" \
+				"$(awk '/^State:/ { print $2 }' "$t/status" 2>/dev/null)" \
+				"wchan=$(cat "$t/wchan" 2>/dev/null)"
+			sed 's/^/#     /' "$t/stack" 2>/dev/null
+		done
+	done
+}
+
+# wait_bounded SECS PID: wait for background PID up to SECS seconds; past
+# that print its (and its children's) kernel stacks, kill it and return 124.
+wait_bounded() {
+	local secs=$1 pid=$2 i kids
+	for ((i = 0; i < secs * 2; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+		sleep 0.5
+	done
+	kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null)
+	echo "# pid $pid still running after $secs s:"
+	# shellcheck disable=SC2086 # kids is a list of pids
+	task_stacks "$pid" $kids
+	# shellcheck disable=SC2086
+	kill -KILL "$pid" $kids 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 124
+}
