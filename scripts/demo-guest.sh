@@ -35,7 +35,7 @@ swapoff /dev/zram0
 swapon /dev/zram1			# swapalloc binds it at swapon
 phase swapalloc /dev/zram1
 
-kill -INT $bt; wait $bt || true
+bpftrace_stop $bt || true
 
 echo
 echo "=== /sys/kernel/debug/swapalloc/"

@@ -44,8 +44,7 @@ for _ in $(seq 600); do
 	sleep 0.5
 done
 if [ $attached -eq 0 ]; then
-	kill -INT $bt 2>/dev/null || true
-	wait $bt || true
+	bpftrace_stop $bt || true
 	sed 's/^/# bpftrace: /' "$bt_out"
 	fail kprobe-hits "bpftrace did not attach to kprobe:$fn within 300 s"
 	finish
@@ -57,9 +56,8 @@ rc=0
 "$sv" -s 64M -i 1 -q >/tmp/swapverify.log 2>&1 || rc=$?
 sed 's/^/# /' /tmp/swapverify.log
 
-kill -INT $bt
 btrc=0
-wait $bt || btrc=$?
+bpftrace_stop $bt || btrc=$?
 sed 's/^/# bpftrace: /' "$bt_out"
 hits=$(sed -n 's/^@hits: *\([0-9]*\).*/\1/p' "$bt_out" | tail -n 1)
 

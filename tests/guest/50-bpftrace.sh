@@ -38,8 +38,7 @@ stop() {
 	# bpftrace reads printf events from a perf ring buffer, behind the
 	# probes: give it time to drain before Ctrl-C, or the tail is lost.
 	sleep 4
-	kill -INT $btpid 2>/dev/null || true
-	wait_bounded 60 $btpid ||
+	bpftrace_stop $btpid ||
 		[ $? -ne 124 ] || fail "bpftrace exits on Ctrl-C" "killed after 60 s"
 }
 
@@ -178,7 +177,8 @@ note "recorder: $n order-4 allocations, $f frees recorded; swapalloc counted $a"
 	fail "recorder: order-4 allocations and frees recorded" "$n lines vs $a counted, $f frees"
 sim=$SWAPALLOC_TOP/build/unit/swapsim
 if [ -x "$sim" ]; then
-	slots=$(awk '$1 == "/dev/zram0" { print $3 / 4 }' /proc/swaps)
+	# si->max: /proc/swaps leaves out the header page.
+	slots=$(awk '$1 == "/dev/zram0" { print $3 / 4 + 1 }' /proc/swaps)
 	if "$sim" --trace "$out/recorder.txt" --slots "$slots" > "$out/swapsim-replay.txt" 2>&1; then
 		pass "swapsim replays the recorded trace"
 	else

@@ -179,3 +179,26 @@ wait_bounded() {
 	wait "$pid" 2>/dev/null
 	return 124
 }
+
+# bpftrace_stop PID: end a bpftrace run as Ctrl-C does and wait for it;
+# returns 124 (after printing its stacks and killing it) if it runs on.
+# bpftrace 0.17 acts on a signal only when it interrupts its epoll_wait():
+# one that lands while it reads events sets a flag its loop never looks at
+# (BPFtrace::poll_perf_events()) and it traces on, as seen here under TCG.
+# So if it is still running 10 s after SIGINT, send SIGTERM every 5 s: the
+# same handler, and unlike SIGINT (SIG_DFL once the loop has ended) it
+# cannot kill bpftrace while it prints its maps.
+bpftrace_stop() {
+	local pid=$1 i
+	kill -INT "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+	for ((i = 0; i < 20; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		sleep 0.5
+	done
+	for ((i = 0; i < 10; i++)); do
+		kill -TERM "$pid" 2>/dev/null || break
+		sleep 5
+		kill -0 "$pid" 2>/dev/null || break
+	done
+	wait_bounded 1 "$pid"
+}
