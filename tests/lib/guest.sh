@@ -195,6 +195,7 @@ bpftrace_stop() {
 		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
 		sleep 0.5
 	done
+	echo "# bpftrace $pid still running 10 s after SIGINT: sending SIGTERM"
 	for ((i = 0; i < 10; i++)); do
 		kill -TERM "$pid" 2>/dev/null || break
 		sleep 5
