@@ -145,7 +145,7 @@ done
 	printf 'export SWAPALLOC_TOP=%q\n' "$top"
 	printf 'export SWAPALLOC_KERNEL_TREE=%q\n' "$tree"
 	printf 'export SWAPALLOC_KERNELRELEASE=%q\n' "$release"
-	# guest-init's own deadline, early enough to report task states.
+	# guest-init's own deadline (guest uptime), early enough to report task states.
 	printf 'export SWAPALLOC_GUEST_TIMEOUT=%d\n' $((tmo > 120 ? tmo - 60 : tmo * 3 / 4))
 	for e in "${envs[@]}"; do
 		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
@@ -281,7 +281,7 @@ if [ -s "$out/hang.log" ]; then
 		echo "$prog: the workload overran its deadline and was killed; task states ($out/hang.log):"
 		head -n 200 "$out/hang.log" | sed "s/^/  > /"
 	} >> "$diag"
-	echo "workload hung: killed after $(awk '/^# guest-init: workload still running/ { print $(NF-1); exit }' "$out/hang.log") s" >> "$out/vm-failure"
+	echo "workload hung: killed at guest uptime $(awk '/^# guest-init: workload still running/ { print $(NF-1); exit }' "$out/hang.log") s" >> "$out/vm-failure"
 fi
 if [ -e "$out/timed-out" ] || [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	failed=1
