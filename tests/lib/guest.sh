@@ -181,7 +181,8 @@ wait_bounded() {
 }
 
 # bpftrace_stop PID: end a bpftrace run as Ctrl-C does and wait for it;
-# returns 124 (after printing its stacks and killing it) if it runs on.
+# returns its exit status, or 124 (after printing its stacks and killing
+# it) if it runs on.
 # bpftrace 0.17 acts on a signal only when it interrupts its epoll_wait():
 # one that lands while it reads events sets a flag its loop never looks at
 # (BPFtrace::poll_perf_events()) and it traces on, as seen here under TCG.
@@ -190,9 +191,9 @@ wait_bounded() {
 # cannot kill bpftrace while it prints its maps.
 bpftrace_stop() {
 	local pid=$1 i
-	kill -INT "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+	kill -INT "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }
 	for ((i = 0; i < 20; i++)); do
-		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }
 		sleep 0.5
 	done
 	echo "# bpftrace $pid still running 10 s after SIGINT: sending SIGTERM"
