@@ -236,7 +236,7 @@ void sim_set_map(struct sim *s, unsigned long offset, unsigned int nr,
 	struct sim_dev *sd = &s->sd;
 
 	if (!val || val == SWAP_MAP_BAD) {
-		sim_violation(sd, "sim_set_map(%#x): use sim_free()", val);
+		sim_violation(sd, "%s(%#x): use sim_free()", __func__, val);
 		return;
 	}
 	if (!sim_slots_in_use(sd, offset, nr, "set_map"))
