@@ -321,5 +321,6 @@ module_init(swapalloc_init);
 module_exit(swapalloc_exit);
 
 MODULE_LICENSE("GPL");
+MODULE_AUTHOR("Seed 7c738cfb maintainers <maintainers@users.noreply.a-seed-7c738cfb.example>");
 MODULE_DESCRIPTION("Cluster swap slot allocator with per-CPU (SSD) and global (rotational) clusters");
 MODULE_VERSION(SWAPALLOC_VERSION);

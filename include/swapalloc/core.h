@@ -22,7 +22,10 @@
 
 #include <swapalloc_env_types.h>
 
-#define SWAPALLOC_VERSION	"0.1"
+/* The release, from the top-level VERSION file (Kbuild, tests/unit/Makefile). */
+#ifndef SWAPALLOC_VERSION
+#error "SWAPALLOC_VERSION comes from the VERSION file: build with Kbuild or tests/unit/Makefile"
+#endif
 
 /* A cluster is the largest naturally aligned entry: a PMD's worth of slots. */
 #define SA_CLUSTER_ORDER	SWAPALLOC_MAX_ORDER
