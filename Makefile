@@ -5,10 +5,15 @@
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
+#   make dkms-install    sources to /usr/src/swapalloc-<VERSION>, dkms add, bpftrace
+#                        scripts to /usr/share/swapalloc/bpftrace; make dkms-remove
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
 .PHONY: all module modules clean kernel demo check style unit
+.PHONY: dkms-install dkms-remove install-bpftrace uninstall-bpftrace
+
+VERSION := $(shell cat $(CURDIR)/VERSION)
 
 all: module
 
@@ -34,3 +39,48 @@ unit:
 
 style:
 	@scripts/style.sh
+
+# What dkms builds from, and nothing else (no .git, no build/).
+DKMS_FILES := VERSION dkms.conf Kbuild Makefile $(wildcard include/swapalloc/*.h \
+	      module/*.[ch] module/kenv/*.h debugfs/*.[ch])
+BPFTRACE_FILES := $(wildcard bpftrace/*.bt bpftrace/*_example.txt) bpftrace/run bpftrace/README.md
+# Where: DESTDIR for packaging (then no dkms command runs), DKMS_SOURCE_TREE
+# and DKMS_FLAGS (e.g. --dkmstree DIR) for a private dkms tree, KVER the
+# kernel to build for at once if it carries the patches (default: running).
+DKMS_SOURCE_TREE ?= /usr/src
+DKMS_FLAGS ?=
+PREFIX ?= /usr
+BPFTRACE_DIR ?= $(PREFIX)/share/swapalloc/bpftrace
+KVER ?= $(shell uname -r)
+dkms_src = $(DESTDIR)$(DKMS_SOURCE_TREE)/swapalloc-$(VERSION)
+dkms = dkms $(1) -m swapalloc -v $(VERSION) --sourcetree $(DKMS_SOURCE_TREE) $(DKMS_FLAGS)
+
+dkms-install: install-bpftrace
+	rm -rf $(dkms_src)
+	install -d $(dkms_src)
+	cp --parents -t $(dkms_src) $(DKMS_FILES)
+ifeq ($(DESTDIR),)
+	$(call dkms,add)
+	@if grep -qs '^CONFIG_SWAP_ALLOC_HOOK=y' /lib/modules/$(KVER)/build/.config; then \
+		$(call dkms,install) -k $(KVER); \
+	else \
+		echo "swapalloc: added to dkms; kernel $(KVER) has no CONFIG_SWAP_ALLOC_HOOK=y (no swapalloc patches/), so nothing is built for it.  dkms builds swapalloc when a patched kernel's headers are installed, or: dkms install swapalloc/$(VERSION) -k <release>"; \
+	fi
+endif
+
+dkms-remove: uninstall-bpftrace
+ifeq ($(DESTDIR),)
+	@if $(call dkms,status) 2>/dev/null | grep -q '^swapalloc/$(VERSION)'; then \
+		echo "$(call dkms,remove) --all"; $(call dkms,remove) --all; \
+	fi
+endif
+	rm -rf $(dkms_src)
+
+install-bpftrace:
+	install -d $(DESTDIR)$(BPFTRACE_DIR)
+	install -m 0644 -t $(DESTDIR)$(BPFTRACE_DIR) $(filter-out bpftrace/run,$(BPFTRACE_FILES))
+	install -m 0755 -t $(DESTDIR)$(BPFTRACE_DIR) bpftrace/run bpftrace/*.bt
+
+uninstall-bpftrace:
+	rm -rf $(DESTDIR)$(BPFTRACE_DIR)
+	-rmdir $(DESTDIR)$(dir $(BPFTRACE_DIR:/=)) 2>/dev/null
