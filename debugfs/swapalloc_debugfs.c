@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/kernel/debug/swapalloc/: what the allocator is doing, per device and
- * per order.  Tables have one header row and space-separated columns, meant
- * for scripts as well as people; README.md documents every file.
+ * per order.  Every file but `version` and `check` is a table: one header
+ * row, then rows of the same space-separated columns, meant for scripts as
+ * well as people; README.md documents every file.  debugfs is not a stable
+ * ABI (Documentation/filesystems/debugfs.rst): columns may change between
+ * releases, so scripts should look columns up by their header name.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,7 +60,7 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 		policy = si->cluster_info ? "builtin-cluster" : "builtin-scan";
 		clusters = DIV_ROUND_UP(si->max, SA_CLUSTER_SLOTS);
 	}
-	seq_printf(m, "%s %s %s %s %lu %u %u\n", name,
+	seq_printf(m, "%s %d %s %s %s %lu %u %u\n", name, si->type,
 		   (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational", owner,
 		   policy, clusters, si->inuse_pages, si->pages - si->inuse_pages);
 	spin_unlock(&si->lock);
@@ -66,7 +69,7 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 
 static int swapalloc_devices_show(struct seq_file *m, void *v)
 {
-	seq_puts(m, "name type owner policy clusters used free\n");
+	seq_puts(m, "name type media owner policy clusters used free\n");
 	return swap_alloc_walk_devices(swapalloc_devices_row, m);
 }
 DEFINE_SHOW_ATTRIBUTE(swapalloc_devices);
@@ -82,25 +85,42 @@ static unsigned long swapalloc_list_free(struct list_head *head)
 	return free;
 }
 
+static void swapalloc_clusters_row(struct seq_file *m, enum swapalloc_list list,
+				   int order, unsigned int nr, struct list_head *head)
+{
+	if (order < 0)
+		seq_printf(m, "%s - %u %lu\n", swapalloc_list_name(list), nr,
+			   swapalloc_list_free(head));
+	else
+		seq_printf(m, "%s %d %u %lu\n", swapalloc_list_name(list), order, nr,
+			   swapalloc_list_free(head));
+}
+
+/*
+ * One row per list: the per-order lists once per order, the others with
+ * order "-".  The clusters column adds up to the device's row in `devices`.
+ */
 static int swapalloc_clusters_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
 	struct swapalloc_dev *dev = &kdev->core;
 	struct swap_info_struct *si = kdev->core.env.si;
-	unsigned int o;
+	int o;
 
 	spin_lock(&si->lock);
 	if (!swapalloc_owns(kdev, si)) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
-	seq_puts(m, "order nonfull nonfull_free_slots frag frag_free_slots\n");
+	seq_puts(m, "list order clusters free_slots\n");
+	swapalloc_clusters_row(m, SA_LIST_FREE, -1, dev->nr_free, &dev->free);
 	for (o = 0; o < SA_NR_ORDERS; o++)
-		seq_printf(m, "%u %u %lu %u %lu\n", o, dev->nr_nonfull[o],
-			   swapalloc_list_free(&dev->nonfull[o]), dev->nr_frag[o],
-			   swapalloc_list_free(&dev->frag[o]));
-	seq_printf(m, "free %u\nfull %u\ndiscard %u\ntotal %u\n", dev->nr_free,
-		   dev->nr_full, dev->nr_discard, dev->nr_clusters);
+		swapalloc_clusters_row(m, SA_LIST_NONFULL, o, dev->nr_nonfull[o],
+				       &dev->nonfull[o]);
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		swapalloc_clusters_row(m, SA_LIST_FRAG, o, dev->nr_frag[o], &dev->frag[o]);
+	swapalloc_clusters_row(m, SA_LIST_FULL, -1, dev->nr_full, &dev->full);
+	swapalloc_clusters_row(m, SA_LIST_DISCARD, -1, dev->nr_discard, &dev->discard);
 	spin_unlock(&si->lock);
 	return 0;
 }
@@ -147,9 +167,9 @@ static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
-	seq_printf(m, "full_passes %llu\nfull_clusters_scanned %llu\n"
-		   "full_slots_reclaimed %llu\nrange_slots_reclaimed %llu\n"
-		   "background_runs %llu\n", st->reclaim_passes,
+	seq_puts(m, "full_passes full_clusters_scanned full_slots_reclaimed "
+		 "range_slots_reclaimed background_runs\n");
+	seq_printf(m, "%llu %llu %llu %llu %llu\n", st->reclaim_passes,
 		   st->reclaim_clusters, st->reclaim_slots, st->range_reclaims,
 		   st->background_runs);
 	spin_unlock(&si->lock);
@@ -167,7 +187,8 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
-	seq_printf(m, "enabled %d\ndiscarded %llu\npending %u\n",
+	seq_puts(m, "enabled discarded pending\n");
+	seq_printf(m, "%d %llu %u\n",
 		   kdev->core.discards, kdev->core.stats.discarded,
 		   kdev->core.nr_discard);
 	spin_unlock(&si->lock);

@@ -51,13 +51,23 @@ alloc_col() {
 		$1 == o { print $col[c] }' "$dbg/$1/alloc"
 }
 
-# occupancy_sums DEV: "<clusters on all lists> <total>" from DEV's clusters file.
+# occupancy_sums DEV: "<clusters on all lists> <total>": the clusters
+# column of DEV's clusters table and DEV's clusters column in devices.
 occupancy_sums() {
-	awk 'NR == 1 { next }
-		$1 ~ /^[0-9]+$/ { n += $2 + $4; next }
-		$1 == "total" { t = $2; next }
-		{ n += $2 }
-		END { print n + 0, t + 0 }' "$dbg/$1/clusters"
+	local n t
+	n=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		{ n += $col["clusters"] } END { print n + 0 }' "$dbg/$1/clusters")
+	t=$(awk -v d="$1" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["name"] == d { print $col["clusters"] }' "$dbg/devices")
+	echo "$n ${t:-none}"
+}
+
+# bound_as NAME MEDIA POLICY: NAME's row in devices has that media, owner
+# swapalloc and that policy.
+bound_as() {
+	awk -v d="$1" -v m="$2" -v p="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["name"] == d && $col["media"] == m && $col["owner"] == "swapalloc" &&
+		$col["policy"] == p { ok = 1 } END { exit !ok }' "$dbg/devices"
 }
 
 # scenario NAME DEV SIZE: 4K then 64K on DEV with swapalloc bound.
@@ -109,7 +119,7 @@ swapoff "$zram"
 insmod "$SWAPALLOC_TOP/swapalloc.ko" || { fail "insmod swapalloc"; finish; }
 
 swapon "$zram"
-grep -q "^zram0 ssd swapalloc percpu" "$dbg/devices" && pass "zram bound, per-CPU policy" ||
+bound_as zram0 ssd percpu && pass "zram bound, per-CPU policy" ||
 	fail "zram bound, per-CPU policy" "$(cat $dbg/devices)"
 scenario "swapalloc zram" zram0 512M
 swapoff "$zram"
@@ -123,7 +133,7 @@ swapoff "$ssd"
 rot=$(find_disk rot0)
 set_rotational "$rot" 1
 mkswap "$rot" >/dev/null && swapon "$rot"
-grep -q "^${rot##*/} rotational swapalloc global" "$dbg/devices" &&
+bound_as "${rot##*/}" rotational global &&
 	pass "rotational disk bound, global policy" ||
 	fail "rotational disk bound, global policy" "$(cat $dbg/devices)"
 scenario "swapalloc rotational virtio" "${rot##*/}" 512M
