@@ -5,7 +5,7 @@
  * `perf list 'swapalloc:*'` lists them.  The userspace tests build the
  * core against no-op versions (tests/shim/).
  *
- * Every event names its device as debugfs does: `dev` is the name of the
+ * Every event names its device as debugfs does: `name` is the name of the
  * device's directory and of the `name` column of
  * /sys/kernel/debug/swapalloc/devices, `type` the swap type (si->type, the
  * `type` column there).  Lists and sources are printed with
@@ -25,7 +25,7 @@
 #include "../swapalloc.h"
 
 /* The name debugfs shows for @dev: every core device is a kdev's. */
-#define swapalloc_trace_dev(dev)	(container_of(dev, struct swapalloc_kdev, core)->name)
+#define swapalloc_trace_name(dev)	(container_of(dev, struct swapalloc_kdev, core)->name)
 
 TRACE_DEFINE_ENUM(SA_LIST_FREE);
 TRACE_DEFINE_ENUM(SA_LIST_NONFULL);
@@ -59,24 +59,24 @@ TRACE_DEFINE_ENUM(SA_SRC_STEAL);
 TRACE_EVENT(swapalloc_alloc,
 	    TP_PROTO(struct swapalloc_dev *dev, int order, unsigned long offset, int src),
 	    TP_ARGS(dev, order, offset, src),
-	    TP_STRUCT__entry(__string(dev, swapalloc_trace_dev(dev))
+	    TP_STRUCT__entry(__string(name, swapalloc_trace_name(dev))
 			     __field(int, type)
 			     __field(int, order)
 			     __field(unsigned long, offset)
 			     __field(int, src)),
-	    TP_fast_assign(__assign_str(dev);
+	    TP_fast_assign(__assign_str(name);
 			   __entry->type = dev->env.si->type;
 			   __entry->order = order;
 			   __entry->offset = offset;
 			   __entry->src = src;),
-	    TP_printk("dev=%s type=%d order=%d offset=%lu src=%s", __get_str(dev), __entry->type,
+	    TP_printk("name=%s type=%d order=%d offset=%lu src=%s", __get_str(name), __entry->type,
 		      __entry->order, __entry->offset, swapalloc_show_src(__entry->src))
 );
 
 TRACE_EVENT(swapalloc_alloc_fail,
 	    TP_PROTO(struct swapalloc_dev *dev, int order),
 	    TP_ARGS(dev, order),
-	    TP_STRUCT__entry(__string(dev, swapalloc_trace_dev(dev))
+	    TP_STRUCT__entry(__string(name, swapalloc_trace_name(dev))
 			     __field(int, type)
 			     __field(int, order)
 			     __field(unsigned int, nr_free)
@@ -84,7 +84,7 @@ TRACE_EVENT(swapalloc_alloc_fail,
 			     __field(unsigned int, nr_frag)
 			     __field(unsigned int, nr_full)
 			     __field(unsigned int, nr_discard)),
-	    TP_fast_assign(__assign_str(dev);
+	    TP_fast_assign(__assign_str(name);
 			   __entry->type = dev->env.si->type;
 			   __entry->order = order;
 			   __entry->nr_free = dev->nr_free;
@@ -92,23 +92,23 @@ TRACE_EVENT(swapalloc_alloc_fail,
 			   __entry->nr_frag = dev->nr_frag[order];
 			   __entry->nr_full = dev->nr_full;
 			   __entry->nr_discard = dev->nr_discard;),
-	    TP_printk("dev=%s type=%d order=%d free=%u nonfull=%u frag=%u full=%u discard=%u",
-		      __get_str(dev), __entry->type, __entry->order, __entry->nr_free,
+	    TP_printk("name=%s type=%d order=%d free=%u nonfull=%u frag=%u full=%u discard=%u",
+		      __get_str(name), __entry->type, __entry->order, __entry->nr_free,
 		      __entry->nr_nonfull, __entry->nr_frag, __entry->nr_full, __entry->nr_discard)
 );
 
 TRACE_EVENT(swapalloc_free,
 	    TP_PROTO(struct swapalloc_dev *dev, unsigned long offset, unsigned int nr),
 	    TP_ARGS(dev, offset, nr),
-	    TP_STRUCT__entry(__string(dev, swapalloc_trace_dev(dev))
+	    TP_STRUCT__entry(__string(name, swapalloc_trace_name(dev))
 			     __field(int, type)
 			     __field(unsigned long, offset)
 			     __field(unsigned int, nr)),
-	    TP_fast_assign(__assign_str(dev);
+	    TP_fast_assign(__assign_str(name);
 			   __entry->type = dev->env.si->type;
 			   __entry->offset = offset;
 			   __entry->nr = nr;),
-	    TP_printk("dev=%s type=%d offset=%lu nr=%u", __get_str(dev), __entry->type,
+	    TP_printk("name=%s type=%d offset=%lu nr=%u", __get_str(name), __entry->type,
 		      __entry->offset, __entry->nr)
 );
 
@@ -116,49 +116,49 @@ TRACE_EVENT(swapalloc_reclaim,
 	    TP_PROTO(struct swapalloc_dev *dev, bool force, unsigned int clusters, unsigned long
 		     slots),
 	    TP_ARGS(dev, force, clusters, slots),
-	    TP_STRUCT__entry(__string(dev, swapalloc_trace_dev(dev))
+	    TP_STRUCT__entry(__string(name, swapalloc_trace_name(dev))
 			     __field(int, type)
 			     __field(bool, force)
 			     __field(unsigned int, clusters)
 			     __field(unsigned long, slots)),
-	    TP_fast_assign(__assign_str(dev);
+	    TP_fast_assign(__assign_str(name);
 			   __entry->type = dev->env.si->type;
 			   __entry->force = force;
 			   __entry->clusters = clusters;
 			   __entry->slots = slots;),
-	    TP_printk("dev=%s type=%d force=%d clusters=%u slots=%lu", __get_str(dev),
+	    TP_printk("name=%s type=%d force=%d clusters=%u slots=%lu", __get_str(name),
 		      __entry->type, __entry->force, __entry->clusters, __entry->slots)
 );
 
 TRACE_EVENT(swapalloc_discard,
 	    TP_PROTO(struct swapalloc_dev *dev, unsigned int cluster),
 	    TP_ARGS(dev, cluster),
-	    TP_STRUCT__entry(__string(dev, swapalloc_trace_dev(dev))
+	    TP_STRUCT__entry(__string(name, swapalloc_trace_name(dev))
 			     __field(int, type)
 			     __field(unsigned int, cluster)),
-	    TP_fast_assign(__assign_str(dev);
+	    TP_fast_assign(__assign_str(name);
 			   __entry->type = dev->env.si->type;
 			   __entry->cluster = cluster;),
-	    TP_printk("dev=%s type=%d cluster=%u", __get_str(dev), __entry->type,
+	    TP_printk("name=%s type=%d cluster=%u", __get_str(name), __entry->type,
 		      __entry->cluster)
 );
 
 TRACE_EVENT(swapalloc_cluster_move,
 	    TP_PROTO(struct swapalloc_dev *dev, unsigned int cluster, int from, int to, int order),
 	    TP_ARGS(dev, cluster, from, to, order),
-	    TP_STRUCT__entry(__string(dev, swapalloc_trace_dev(dev))
+	    TP_STRUCT__entry(__string(name, swapalloc_trace_name(dev))
 			     __field(int, type)
 			     __field(unsigned int, cluster)
 			     __field(int, from)
 			     __field(int, to)
 			     __field(int, order)),
-	    TP_fast_assign(__assign_str(dev);
+	    TP_fast_assign(__assign_str(name);
 			   __entry->type = dev->env.si->type;
 			   __entry->cluster = cluster;
 			   __entry->from = from;
 			   __entry->to = to;
 			   __entry->order = order;),
-	    TP_printk("dev=%s type=%d cluster=%u %s -> %s order=%d", __get_str(dev), __entry->type,
+	    TP_printk("name=%s type=%d cluster=%u %s -> %s order=%d", __get_str(name), __entry->type,
 		      __entry->cluster, swapalloc_show_list(__entry->from),
 		      swapalloc_show_list(__entry->to), __entry->order)
 );

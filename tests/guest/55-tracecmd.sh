@@ -5,7 +5,7 @@
 # tracefs call no module function (lists and sources are __print_symbolic
 # over TRACE_DEFINE_ENUM values), so `trace-cmd report` prints list,
 # source and device names, `perf list` lists the events and `perf script`
-# prints them too.  Events name the device as debugfs does (dev= is the
+# prints them too.  Events name the device as debugfs does (name= is the
 # name column of devices, type= its type column).  And every debugfs table
 # is one header row plus rows of the same number of columns.  Outputs are
 # kept in results/tracecmd/ of the VM output.
@@ -57,21 +57,21 @@ else
 	pass "trace-cmd report parses every event"
 fi
 src="(cursor|free|nonfull|frag|steal)"
-n=$(grep -cE "swapalloc_alloc: +dev=zram0 type=$type order=4 offset=[0-9]+ src=$src\$" "$out/report.txt" || true)
+n=$(grep -cE "swapalloc_alloc: +name=zram0 type=$type order=4 offset=[0-9]+ src=$src\$" "$out/report.txt" || true)
 odd=$(grep -E 'swapalloc_alloc: ' "$out/report.txt" | grep -vcE "src=$src\$" || true)
 note "trace-cmd: $n order-4 swapalloc_alloc events, swapalloc counted $a"
 [ "$n" -gt 0 ] && [ "$n" -eq "$a" ] && [ "$odd" -eq 0 ] &&
-	pass "trace-cmd report: every order-4 allocation with dev, type and source name" ||
-	fail "trace-cmd report: every order-4 allocation with dev, type and source name" \
+	pass "trace-cmd report: every order-4 allocation with name, type and source name" ||
+	fail "trace-cmd report: every order-4 allocation with name, type and source name" \
 		"$n events for $a allocations, $odd without a source name"
 list="(free|nonfull|frag|full|discard)"
-m=$(grep -cE "swapalloc_cluster_move: +dev=zram0 type=$type cluster=[0-9]+ $list -> $list order=[0-9]+\$" \
+m=$(grep -cE "swapalloc_cluster_move: +name=zram0 type=$type cluster=[0-9]+ $list -> $list order=[0-9]+\$" \
 	"$out/report.txt" || true)
 [ "$m" -gt 0 ] && pass "trace-cmd report: cluster moves with list names ($m)" ||
 	fail "trace-cmd report: cluster moves with list names" "$(grep -m 3 cluster_move "$out/report.txt")"
-f=$(grep -cE "swapalloc_free: +dev=zram0 type=$type offset=[0-9]+ nr=[0-9]+\$" "$out/report.txt" || true)
-[ "$f" -gt 0 ] && pass "trace-cmd report: frees with dev and type ($f)" ||
-	fail "trace-cmd report: frees with dev and type" "$(grep -m 3 swapalloc_free "$out/report.txt")"
+f=$(grep -cE "swapalloc_free: +name=zram0 type=$type offset=[0-9]+ nr=[0-9]+\$" "$out/report.txt" || true)
+[ "$f" -gt 0 ] && pass "trace-cmd report: frees with name and type ($f)" ||
+	fail "trace-cmd report: frees with name and type" "$(grep -m 3 swapalloc_free "$out/report.txt")"
 
 # --- perf, when the host has it
 if command -v perf >/dev/null 2>&1; then
@@ -86,7 +86,7 @@ if command -v perf >/dev/null 2>&1; then
 	perf record -q -e swapalloc:swapalloc_alloc -a -o /tmp/perf.data \
 		"$verify" -s 16M -f 64k -i 1 -q -n > "$out/perf-record.log" 2>&1 || true
 	perf script -i /tmp/perf.data > "$out/perf-script.txt" 2>&1 || true
-	p=$(grep -cE "swapalloc:swapalloc_alloc: +dev=zram0 type=$type order=4 offset=[0-9]+ src=$src\$" \
+	p=$(grep -cE "swapalloc:swapalloc_alloc: +name=zram0 type=$type order=4 offset=[0-9]+ src=$src\$" \
 		"$out/perf-script.txt" || true)
 	[ "$p" -gt 0 ] && pass "perf script: allocations with source names ($p)" ||
 		fail "perf script: allocations with source names" "$(tail -n 3 "$out/perf-record.log" "$out/perf-script.txt")"
