@@ -110,12 +110,21 @@ n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-empty.txt" || true)
 	fail "fallback: no failures on a roomy device" "$n failures"
 swapoff "$zram"
 small=$(setup_zram 16M)
-start fallback-full fallback.bt
+# The same failures through the device filter: all of them for the full
+# device's name, none for another name.
+"$bt/run" fallback.bt zram9 > "$out/fallback-other.txt" 2>&1 &
+other=$!
+start fallback-full fallback.bt "${small##*/}"
 work 96M 64k
 stop
-n=$(grep -c '^[0-9].* swapalloc .* 4 ' "$out/fallback-full.txt" || true)
-[ "$n" -gt 0 ] && pass "fallback: order-4 failures with occupancy on a full device ($n)" ||
-	fail "fallback: order-4 failures with occupancy on a full device" "$(tail -n 3 "$out/fallback-full.txt")"
+bpftrace_stop $other || true
+n=$(grep -c "^[0-9].* swapalloc ${small##*/} .* 4 " "$out/fallback-full.txt" || true)
+[ "$n" -gt 0 ] && pass "fallback ${small##*/}: order-4 failures with occupancy on a full device ($n)" ||
+	fail "fallback ${small##*/}: order-4 failures with occupancy on a full device" "$(tail -n 3 "$out/fallback-full.txt")"
+n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-other.txt" || true)
+grep -q '^Tracing' "$out/fallback-other.txt" && [ "$n" -eq 0 ] &&
+	pass "fallback zram9: the device filter leaves out other devices" ||
+	fail "fallback zram9: the device filter leaves out other devices" "$n lines; $(tail -n 3 "$out/fallback-other.txt")"
 swapoff "$small"
 
 # --- reclaim-discard: discards on a --discard device, reclaim when swap is full
@@ -151,8 +160,9 @@ start cluster-use cluster-use.bt
 "$verify" -s 48M -f 64k -i 1 -p 2 -q -n > /dev/null
 stop
 grep -q '^@allocs\[[0-9]*, 4\]' "$out/cluster-use.txt" && grep -q '^@wait_ns:' "$out/cluster-use.txt" &&
-	pass "cluster-use: per-CPU order-4 allocations and wait histogram" ||
-	fail "cluster-use: per-CPU order-4 allocations and wait histogram" "$(head -c 400 "$out/cluster-use.txt")"
+	grep -q '^@src\[zram0, 4, cursor\]: [1-9]' "$out/cluster-use.txt" &&
+	pass "cluster-use: per-CPU order-4 allocations, named sources and wait histogram" ||
+	fail "cluster-use: per-CPU order-4 allocations, named sources and wait histogram" "$(head -c 400 "$out/cluster-use.txt")"
 
 # --- recorder: one A line per allocation; swapsim replays the trace
 # The oracle is swapalloc's own count of order-4 successes (debugfs).
@@ -191,7 +201,7 @@ swapoff /dev/zram0
 rot=$(find_disk rot0)
 set_rotational "$rot" 1
 mkswap "$rot" > /dev/null && swapon "$rot"
-start sequentiality sequentiality.bt
+start sequentiality sequentiality.bt $(tr ':' ' ' < "/sys/block/${rot##*/}/dev")
 work 96M 64k
 stop
 longest=$(awk -F': ' '/^@max_run_kib\[/ { if ($2 + 0 > m) m = $2 + 0 } END { print m + 0 }' \
