@@ -167,8 +167,7 @@ static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
-	seq_puts(m, "full_passes full_clusters_scanned full_slots_reclaimed "
-		 "range_slots_reclaimed background_runs\n");
+	seq_puts(m, "full_passes full_clusters_scanned full_slots_reclaimed range_slots_reclaimed background_runs\n");
 	seq_printf(m, "%llu %llu %llu %llu %llu\n", st->reclaim_passes,
 		   st->reclaim_clusters, st->reclaim_slots, st->range_reclaims,
 		   st->background_runs);

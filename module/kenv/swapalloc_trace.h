@@ -158,8 +158,8 @@ TRACE_EVENT(swapalloc_cluster_move,
 			   __entry->from = from;
 			   __entry->to = to;
 			   __entry->order = order;),
-	    TP_printk("name=%s type=%d cluster=%u %s -> %s order=%d", __get_str(name), __entry->type,
-		      __entry->cluster, swapalloc_show_list(__entry->from),
+	    TP_printk("name=%s type=%d cluster=%u %s -> %s order=%d", __get_str(name),
+		      __entry->type, __entry->cluster, swapalloc_show_list(__entry->from),
 		      swapalloc_show_list(__entry->to), __entry->order)
 );
 
