@@ -16,6 +16,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ -z "${SWAPALLOC_DKMS_NS:-}" ]; then
+	# One version, in VERSION: the READMEs name none of their own.
+	if grep -nE 'swapalloc[-/][0-9]+\.[0-9]' "$top/README.md" "$top/bpftrace/README.md"; then
+		echo "FAIL: a README names a swapalloc version; write <VERSION> or \$(cat VERSION)" >&2
+		exit 1
+	fi
 	"$top/scripts/deps.sh" dkms >/dev/null
 	tree=${SWAPALLOC_KERNEL_TREE:-$("$top/scripts/kernel-build.sh" -q)}
 	unshare -m true 2>/dev/null || { echo "SKIP: unshare -m (a private mount namespace) is not permitted here"; exit 77; }
