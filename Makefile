@@ -78,8 +78,8 @@ endif
 
 install-bpftrace:
 	install -d $(DESTDIR)$(BPFTRACE_DIR)
-	install -m 0644 -t $(DESTDIR)$(BPFTRACE_DIR) $(filter-out bpftrace/run,$(BPFTRACE_FILES))
-	install -m 0755 -t $(DESTDIR)$(BPFTRACE_DIR) bpftrace/run bpftrace/*.bt
+	install -m 0644 -t $(DESTDIR)$(BPFTRACE_DIR) $(filter-out bpftrace/run %.bt,$(BPFTRACE_FILES))
+	install -m 0755 -t $(DESTDIR)$(BPFTRACE_DIR) bpftrace/run $(filter %.bt,$(BPFTRACE_FILES))
 
 uninstall-bpftrace:
 	rm -rf $(DESTDIR)$(BPFTRACE_DIR)
