@@ -37,7 +37,7 @@ grep -qx "swapalloc $v swap_alloc_api [0-9]*" "$dbg/version" &&
 	fail "debugfs version and /sys/module/swapalloc/version are VERSION's $v" \
 		"$(cat "$dbg/version" /sys/module/swapalloc/version)"
 type=$(col "$dbg/devices" name zram0 type)
-[ "$(col "$dbg/devices" name zram0 owner)" = swapalloc ] && [ -n "$type" ] &&
+[ "$(col "$dbg/devices" name zram0 owner)" = swapalloc ] && [[ "$type" =~ ^[0-9]+$ ]] &&
 	pass "devices: zram0 bound, swap type $type" ||
 	fail "devices: zram0 bound, with a swap type" "$(cat "$dbg/devices")"
 
