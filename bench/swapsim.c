@@ -144,13 +144,25 @@
 enum swapin_mode { SWAPIN_WHOLE, SWAPIN_4K, SWAPIN_MEMCG, NR_SWAPIN };
 
 /* The allocators swapsim can run: swapalloc's policies and 6.12's builtin. */
-enum ss_allocator { AL_PERCPU, AL_GLOBAL, AL_BUILTIN, NR_ALLOCS };
+enum ss_allocator { AL_PERCPU, AL_GLOBAL, AL_BUILTIN, AL_ANTIFRAG, AL_ANTIFRAG_G, NR_ALLOCS };
 
 static const char * const alloc_names[NR_ALLOCS] = {
 	[AL_PERCPU] = "percpu",
 	[AL_GLOBAL] = "global",
 	[AL_BUILTIN] = "builtin",
+	[AL_ANTIFRAG] = "antifrag",		/* percpu, SA_PLACE_ANTIFRAG */
+	[AL_ANTIFRAG_G] = "antifrag-g",	/* global, SA_PLACE_ANTIFRAG */
 };
+
+static enum swapalloc_policy alloc_policy(enum ss_allocator a)
+{
+	return a == AL_GLOBAL || a == AL_ANTIFRAG_G ? SA_POLICY_GLOBAL : SA_POLICY_PERCPU;
+}
+
+static enum swapalloc_placement alloc_placement(enum ss_allocator a)
+{
+	return a == AL_ANTIFRAG || a == AL_ANTIFRAG_G ? SA_PLACE_ANTIFRAG : SA_PLACE_DEFAULT;
+}
 
 struct kmodel;
 
@@ -1036,9 +1048,9 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 	struct run *r = calloc(1, sizeof(*r));
 	unsigned int it, u;
 
-	if (!r || sim_init(&r->s, slots, alloc == AL_GLOBAL ? SA_POLICY_GLOBAL :
-			   SA_POLICY_PERCPU, false))
+	if (!r || sim_init(&r->s, slots, alloc_policy(alloc), false))
 		die("out of memory");
+	r->s.dev.placement = alloc_placement(alloc);
 	sim_bind(&r->s);
 	r->swapin = swapin;
 	r->aligned = aligned;
@@ -1082,6 +1094,10 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 			100.0 * r->bound_packed / (r->swpout + r->fallback) : 0;
 	}
 	st[0].alloc_ns = r->alloc_ns;
+	if (getenv("SWAPSIM_VERIFY"))
+		fprintf(stderr, "%s: holes taken %llu, runs rescued %llu\n", alloc_names[alloc],
+			(unsigned long long)r->s.dev.place.holes_taken,
+			(unsigned long long)r->s.dev.place.runs_rescued);
 	st[0].map_reads = r->s.sd.cnt.map_reads;
 	st[0].allocs = r->s.sd.cnt.commits - r->s.sd.cnt.commit_fails;
 	check_run(r);
@@ -1363,8 +1379,7 @@ static void replay_free(struct tdev *d, unsigned long rec, unsigned long nr)
 
 static int replay_trace(const char *path, unsigned long slots)
 {
-	enum swapalloc_policy policy = replay_allocator == AL_GLOBAL ? SA_POLICY_GLOBAL :
-				       SA_POLICY_PERCPU;
+	enum swapalloc_policy policy = alloc_policy(replay_allocator);
 	struct tevent *ev = NULL;
 	struct tdev *devs = NULL;
 	size_t nr_ev = 0, cap = 0, e;
@@ -1424,6 +1439,7 @@ static int replay_trace(const char *path, unsigned long slots)
 			d->max = CS;
 		if (sim_init(&d->s, d->max, policy, false))
 			die("out of memory");
+		d->s.dev.placement = alloc_placement(replay_allocator);
 		sim_bind(&d->s);
 		bound_init(&d->b, &d->s.sd);
 		d->map = calloc(d->max, sizeof(*d->map));
@@ -1509,7 +1525,8 @@ static void usage(const char *argv0)
 		"                all four modes run: -a, none, -a -s, -s\n"
 		"  --mode M      a, none, as or s\n"
 		"  --policy P    allocators, comma-separated: percpu, global (swapalloc's),\n"
-		"                builtin (6.12.117's); both = percpu,global (the default;\n"
+		"                builtin (6.12.117's), antifrag, antifrag-g (percpu, global\n"
+		"                with SA_PLACE_ANTIFRAG); both = percpu,global (the default;\n"
 		"                memcg: builtin,percpu), all; a trace replays the first\n"
 		"  --swapin S    whole (default), 4k, both, or memcg (the kernel model:\n"
 		"                swap cache, readahead, slots cache, a memory cgroup)\n"

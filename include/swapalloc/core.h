@@ -83,6 +83,24 @@ enum swapalloc_policy {
 	SA_POLICY_GLOBAL,	/* one cursor per device: rotational disks */
 };
 
+/* How allocations are placed within the device (module/place.c). */
+enum swapalloc_placement {
+	SA_PLACE_DEFAULT,	/* upstream's order of preference, see core.c */
+	SA_PLACE_ANTIFRAG,	/* keep aligned 64K runs whole, see place.c */
+	SA_NR_PLACEMENTS,
+};
+
+/* place.c's accounting: aligned blocks of 1 << SA_PLACE_BLK_ORDER slots. */
+struct swapalloc_place {
+	u8 *used;		/* per block: slots in use (bad, past the end included) */
+	u8 *clean;		/* per cluster: blocks with no slot in use */
+	u16 *holes;		/* per cluster: free slots in partly used blocks */
+	unsigned int rotor;	/* where the next search of the clusters starts */
+	/* Fewest free slots seen in this and the last window of allocations. */
+	unsigned long win_slots, low_free, prev_low_free;
+	u64 holes_taken, runs_rescued;	/* statistics */
+};
+
 struct swapalloc_dev {
 	struct swapalloc_env env;	/* the device as the environment sees it */
 	unsigned long max;		/* slots, as si->max */
@@ -107,6 +125,9 @@ struct swapalloc_dev {
 
 	struct swapalloc_stats stats;
 	unsigned int *scratch;		/* nr_clusters words for swapalloc_check() */
+
+	enum swapalloc_placement placement;	/* set before swapalloc_dev_rebuild() */
+	struct swapalloc_place place;
 };
 
 int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
@@ -128,5 +149,6 @@ void swapalloc_reset_stats(struct swapalloc_dev *dev);
 const char *swapalloc_list_name(enum swapalloc_list list);
 const char *swapalloc_src_name(enum swapalloc_src src);
 const char *swapalloc_policy_name(enum swapalloc_policy policy);
+const char *swapalloc_placement_name(enum swapalloc_placement placement);
 
 #endif /* _SWAPALLOC_CORE_H */
