@@ -203,7 +203,7 @@ int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
 				GFP_KERNEL);
 	if (policy == SA_POLICY_PERCPU)
 		dev->pcp = alloc_percpu(struct swapalloc_cursor);
-	if (!dev->clusters || !dev->scratch || sa_place_init(dev) ||
+	if (!dev->clusters || !dev->scratch ||
 	    (policy == SA_POLICY_PERCPU && !dev->pcp)) {
 		swapalloc_dev_destroy(dev);
 		return -ENOMEM;
@@ -222,7 +222,6 @@ void swapalloc_dev_destroy(struct swapalloc_dev *dev)
 {
 	free_percpu(dev->pcp);
 	dev->pcp = NULL;
-	sa_place_destroy(dev);
 	kvfree(dev->scratch);
 	dev->scratch = NULL;
 	kvfree(dev->clusters);
@@ -384,7 +383,6 @@ static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
 			return 0;
 		if (!swapalloc_env_commit(&dev->env, off, order, usage))
 			return 0;
-		sa_place_commit(dev, off, order);
 		sa_account_alloc(dev, ci, order);
 		if (ci->count < SA_CLUSTER_SLOTS && off + 2 * nr <= end)
 			*next = off + nr;
@@ -460,7 +458,6 @@ static unsigned long sa_alloc_hole(struct swapalloc_dev *dev,
 			continue;
 		if (!swapalloc_env_commit(&dev->env, hole, 0, usage))
 			return 0;
-		sa_place_commit(dev, hole, 0);
 		sa_account_alloc(dev, ci, 0);
 		return hole;
 	}
@@ -643,13 +640,6 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 		return 0;
 	sa_count(&dev->stats.order[order].requests, 1);
 
-	src = SA_SRC_STEAL;
-	off = sa_place_alloc(dev, order, usage, false);
-	if (off) {
-		next = off;
-		goto done;
-	}
-
 	from = cur->next[order];
 	if (from && from < dev->max) {
 		struct swapalloc_cluster *ci = sa_cluster(dev, from);
@@ -682,14 +672,6 @@ again:
 		src = SA_SRC_STEAL;
 		next = 0;
 		off = sa_place_keep_holes(dev) ? 0 : sa_steal(dev, true, usage);
-		if (off)
-			goto done;
-	}
-
-	if (order == 0 && (SA_PLACE_VARIANT & 16) && sa_place_on(dev)) {
-		src = SA_SRC_STEAL;
-		next = 0;
-		off = sa_steal(dev, false, usage);
 		if (off)
 			goto done;
 	}
@@ -734,18 +716,10 @@ again:
 	if (order == 0) {
 		src = SA_SRC_STEAL;
 		next = 0;
-		off = (SA_PLACE_VARIANT & 4) && sa_place_on(dev) ? sa_steal(dev, true, usage) : 0;
-		if (!off)
-			off = sa_steal(dev, false, usage);
+		off = sa_steal(dev, false, usage);
 		if (off)
 			goto done;
 	}
-
-	src = SA_SRC_STEAL;
-	next = 0;
-	off = sa_place_alloc(dev, order, usage, true);
-	if (off)
-		goto done;
 
 	if (!retried && swapalloc_env_swap_full(&dev->env) &&
 	    swapalloc_env_writable(&dev->env)) {
@@ -767,6 +741,7 @@ done:
 	trace_swapalloc_alloc(dev, order, off, src);
 	cur->next[order] = next;
 	sa_reclaim_churn(dev, 1U << order);
+	sa_place_note_alloc(dev, 1U << order);
 	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
 	    !dev->reclaim_wait && !dev->quiescing &&
 	    swapalloc_env_swap_full(&dev->env))
@@ -801,7 +776,6 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		return;
 
 	ci->count -= nr;
-	sa_place_free(dev, offset, nr);
 	if (!ci->count) {
 		if (dev->discards && !dev->quiescing &&
 		    swapalloc_env_writable(&dev->env)) {
@@ -964,9 +938,6 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 		if (err)
 			return err;
 	}
-	err = sa_place_check(dev, buf, len);
-	if (err)
-		return err;
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		if (dev->global.next[o] >= dev->max)
 			return sa_violation(buf, len, "global cursor[%u] = %u beyond the device",

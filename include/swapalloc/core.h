@@ -86,19 +86,15 @@ enum swapalloc_policy {
 /* How allocations are placed within the device (module/place.c). */
 enum swapalloc_placement {
 	SA_PLACE_DEFAULT,	/* upstream's order of preference, see core.c */
-	SA_PLACE_ANTIFRAG,	/* keep aligned 64K runs whole, see place.c */
+	SA_PLACE_ANTIFRAG,	/* leave 64K entries' holes to drain, see place.c */
 	SA_NR_PLACEMENTS,
 };
 
-/* place.c's accounting: aligned blocks of 1 << SA_PLACE_BLK_ORDER slots. */
+/* place.c's state: the fewest free slots seen, per window of allocations. */
 struct swapalloc_place {
-	u8 *used;		/* per block: slots in use (bad, past the end included) */
-	u8 *clean;		/* per cluster: blocks with no slot in use */
-	u16 *holes;		/* per cluster: free slots in partly used blocks */
-	unsigned int rotor;	/* where the next search of the clusters starts */
-	/* Fewest free slots seen in this and the last window of allocations. */
-	unsigned long win_slots, low_free, prev_low_free;
-	u64 holes_taken, runs_rescued;	/* statistics */
+	unsigned long win_slots;	/* slots allocated in this window */
+	unsigned long low_free, prev_low_free;	/* this window's, the last one's */
+	u64 holes_kept;		/* order-0 allocations that skipped core.c's step 3 */
 };
 
 struct swapalloc_dev {
@@ -126,7 +122,7 @@ struct swapalloc_dev {
 	struct swapalloc_stats stats;
 	unsigned int *scratch;		/* nr_clusters words for swapalloc_check() */
 
-	enum swapalloc_placement placement;	/* set before swapalloc_dev_rebuild() */
+	enum swapalloc_placement placement;	/* SA_PLACE_DEFAULT unless set */
 	struct swapalloc_place place;
 };
 
