@@ -231,6 +231,8 @@ struct run {
 	struct bound bound;
 	unsigned long bound_count, bound_packed;	/* order-4 requests they fail */
 	u64 alloc_ns;			/* time spent in the allocator */
+	/* Runs of consecutive offsets, in allocation (write) order. */
+	unsigned long run_end, runs, run_pages;
 };
 
 static u64 rnd64(struct run *r)
@@ -281,6 +283,11 @@ static unsigned long ss_alloc_usage(struct run *r, int order, unsigned char usag
 		off = sim_alloc(&r->s, order, usage);
 	}
 	r->alloc_ns += now_ns() - t0;
+	if (off) {
+		r->runs += off != r->run_end;
+		r->run_pages += 1UL << order;
+		r->run_end = off + (1UL << order);
+	}
 
 	if (r->record)
 		fprintf(r->record, "A swapsim %d %lu\n", order, off);
@@ -1035,6 +1042,7 @@ struct iter_stat {
 	double bound_count, bound_packed;	/* the bound's fallback %, see struct bound */
 	unsigned long map_reads, allocs;	/* the whole run, in [0] */
 	u64 alloc_ns;
+	double mean_run;		/* pages per run of consecutive offsets */
 };
 
 /* One thp_swap_allocator_test run, @iterations results into @st. */
@@ -1094,6 +1102,7 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 			100.0 * r->bound_packed / (r->swpout + r->fallback) : 0;
 	}
 	st[0].alloc_ns = r->alloc_ns;
+	st[0].mean_run = r->runs ? (double)r->run_pages / r->runs : 0;
 	if (getenv("SWAPSIM_VERIFY"))
 		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu\n",
 			alloc_names[alloc], (unsigned long long)r->s.dev.place.holes_kept);
@@ -1234,7 +1243,8 @@ static void run_all(enum swapin_mode swapin, int only_mode, unsigned int allocs,
 		printf("\n");
 	}
 	if (!quiet) {
-		printf("# allocation cost: swap-map reads and ns per committed allocation\n");
+		printf("# allocation cost: swap-map reads and ns per committed allocation;\n"
+		       "# run: mean pages per run of consecutive offsets, in allocation order\n");
 		for (m = 0; m < NR_MODES; m++) {
 			if (only_mode >= 0 && (unsigned int)only_mode != m)
 				continue;
@@ -1245,9 +1255,9 @@ static void run_all(enum swapin_mode swapin, int only_mode, unsigned int allocs,
 				if (!pct[m][p])
 					continue;
 				nr = pct[m][p][0].allocs ? pct[m][p][0].allocs : 1;
-				printf(" %s %.1f reads %.0f ns", alloc_names[p],
+				printf(" %s %.1f reads %.0f ns run %.1f", alloc_names[p],
 				       (double)pct[m][p][0].map_reads / nr,
-				       (double)pct[m][p][0].alloc_ns / nr);
+				       (double)pct[m][p][0].alloc_ns / nr, pct[m][p][0].mean_run);
 			}
 			printf("\n");
 		}
