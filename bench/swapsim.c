@@ -1104,8 +1104,18 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 	st[0].alloc_ns = r->alloc_ns;
 	st[0].mean_run = r->runs ? (double)r->run_pages / r->runs : 0;
 	if (getenv("SWAPSIM_VERIFY"))
-		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu\n",
-			alloc_names[alloc], (unsigned long long)r->s.dev.place.holes_kept);
+	{
+		struct swapalloc_order_stats *o0 = &r->s.dev.stats.order[0];
+
+		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu;"
+			" order 0 from cursor %llu free %llu nonfull %llu frag %llu steal %llu\n",
+			alloc_names[alloc], (unsigned long long)r->s.dev.place.holes_kept,
+			(unsigned long long)o0->src[SA_SRC_CURSOR],
+			(unsigned long long)o0->src[SA_SRC_FREE],
+			(unsigned long long)o0->src[SA_SRC_NONFULL],
+			(unsigned long long)o0->src[SA_SRC_FRAG],
+			(unsigned long long)o0->src[SA_SRC_STEAL]);
+	}
 	st[0].map_reads = r->s.sd.cnt.map_reads;
 	st[0].allocs = r->s.sd.cnt.commits - r->s.sd.cnt.commit_fails;
 	check_run(r);
