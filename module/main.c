@@ -258,9 +258,8 @@ static void swapalloc_bind(struct swap_info_struct *si)
 
 	swapalloc_dev_rebuild(&kdev->core);
 	kdev->bound = true;
-	pr_info("bound %s: %u clusters, %s cursors, %s placement%s\n", kdev->name,
+	pr_info("bound %s: %u clusters, %s cursors%s\n", kdev->name,
 		kdev->core.nr_clusters, swapalloc_policy_name(kdev->core.policy),
-		swapalloc_placement_name(kdev->core.placement),
 		kdev->core.discards ? ", discard" : "");
 }
 
