@@ -1659,6 +1659,8 @@ int main(int argc, char **argv)
 	}
 	if (slots && slots < 2 * CS)
 		usage(argv[0]);
+	if (memcg && opt_cpus > 1)
+		die("--cpus is not modelled with --swapin memcg (one CPU)");
 	if (flag_a || flag_s)
 		only_mode = flag_a ? (flag_s ? 2 : 0) : 3;
 	if (record) {
