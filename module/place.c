@@ -36,7 +36,7 @@
  * cursor, 749 nonfull[0], 4 a free cluster and 185574 core.c's last
  * steal, which takes the first free slot of a higher order's frag (then
  * nonfull) cluster and rotates the list, so consecutive pages go to
- * different clusters (default: 23161 cursor, 362676 holes).  That
+ * different clusters (default: 23161 cursor, 362676 steals).  That
  * rotation is part of the gain: the same steal without rotating reads
  * 25.20 / 39.35 (none / -s) with runs of 4.7 pages.  It also shortens
  * runs of consecutive offsets (rotational devices): 4.6 -> 3.4 pages in
