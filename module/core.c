@@ -194,6 +194,8 @@ static void sa_reset_cursors(struct swapalloc_dev *dev)
 			per_cpu_ptr(dev->pcp, cpu)->next[o] = 0;
 }
 
+#include "place.c"
+
 /**
  * swapalloc_dev_init() - set up cluster state for a device
  * @dev: zeroed, with ->env filled in by the caller
@@ -308,6 +310,7 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		list_add_tail(&ci->node, sa_list_head(dev, ci->list, 0));
 		dev->rebuilt = i + 1;
 	}
+	sa_place_rebuild(dev);
 }
 
 /*
@@ -714,7 +717,7 @@ again:
 			goto done;
 		src = SA_SRC_STEAL;
 		next = 0;
-		off = sa_steal(dev, true, usage);
+		off = sa_place_keep_holes(dev) ? 0 : sa_steal(dev, true, usage);
 		if (off)
 			goto done;
 	}
@@ -802,6 +805,7 @@ done:
 	trace_swapalloc_alloc(dev, order, off, src);
 	cur->next[order] = next;
 	sa_reclaim_churn(dev, 1U << order);
+	sa_place_note_alloc(dev, 1U << order);
 	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
 	    !dev->reclaim_wait && !dev->quiescing &&
 	    swapalloc_env_swap_full(&dev->env))

@@ -118,6 +118,36 @@ static const struct kernel_param_ops swapalloc_policy_ops = {
 module_param_cb(policy, &swapalloc_policy_ops, NULL, 0444);
 MODULE_PARM_DESC(policy, "auto (per-CPU clusters for SSD/zram, global for rotational), percpu or global");
 
+/* placement=: default (upstream's order) or antifrag (module/place.c). */
+static int swapalloc_param_placement = SA_PLACE_DEFAULT;
+
+static int swapalloc_set_placement(const char *val, const struct kernel_param *kp)
+{
+	int p;
+
+	for (p = 0; p < SA_NR_PLACEMENTS; p++) {
+		if (sysfs_streq(val, swapalloc_placement_name(p))) {
+			swapalloc_param_placement = p;
+			return 0;
+		}
+	}
+	pr_warn("placement= must be default or antifrag\n");
+	return -EINVAL;
+}
+
+static int swapalloc_get_placement(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", swapalloc_placement_name(swapalloc_param_placement));
+}
+
+static const struct kernel_param_ops swapalloc_placement_ops = {
+	.set = swapalloc_set_placement,
+	.get = swapalloc_get_placement,
+};
+
+module_param_cb(placement, &swapalloc_placement_ops, NULL, 0444);
+MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifrag");
+
 /**
  * swapalloc_device_name() - the name users know a swap device by
  * @si: the device
@@ -219,6 +249,7 @@ static int swapalloc_attach(struct swap_info_struct *si, void **data)
 		kfree(kdev);
 		return err;
 	}
+	kdev->core.placement = swapalloc_param_placement;
 
 	mutex_lock(&swapalloc_devices_lock);
 	list_add_tail(&kdev->node, &swapalloc_devices);

@@ -85,6 +85,20 @@ enum swapalloc_policy {
 	SA_POLICY_GLOBAL,	/* one cursor per device: rotational disks */
 };
 
+/* How allocations are placed within the device (module/place.c). */
+enum swapalloc_placement {
+	SA_PLACE_DEFAULT,	/* upstream's order of preference, see core.c */
+	SA_PLACE_ANTIFRAG,	/* leave 64K entries' holes to drain, see place.c */
+	SA_NR_PLACEMENTS,
+};
+
+/* place.c's state: the fewest free slots seen, per window of allocations. */
+struct swapalloc_place {
+	unsigned long win_slots;	/* slots allocated in this window */
+	unsigned long low_free, prev_low_free;	/* this window's, the last one's */
+	u64 holes_kept;		/* order-0 allocations that skipped core.c's step 3 */
+};
+
 struct swapalloc_dev {
 	struct swapalloc_env env;	/* the device as the environment sees it */
 	unsigned long max;		/* slots, as si->max */
@@ -110,6 +124,9 @@ struct swapalloc_dev {
 
 	struct swapalloc_stats stats;
 	unsigned int *scratch;		/* nr_clusters words for swapalloc_check() */
+
+	enum swapalloc_placement placement;	/* SA_PLACE_DEFAULT unless set */
+	struct swapalloc_place place;
 };
 
 int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
@@ -131,5 +148,6 @@ void swapalloc_reset_stats(struct swapalloc_dev *dev);
 const char *swapalloc_list_name(enum swapalloc_list list);
 const char *swapalloc_src_name(enum swapalloc_src src);
 const char *swapalloc_policy_name(enum swapalloc_policy policy);
+const char *swapalloc_placement_name(enum swapalloc_placement placement);
 
 #endif /* _SWAPALLOC_CORE_H */

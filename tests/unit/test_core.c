@@ -923,6 +923,39 @@ static void test_full_device(void)
 	T_EQ(alloc_ok(s, 0), CS + 1);
 }
 
+/*
+ * SA_PLACE_ANTIFRAG (module/place.c): a hole a 4K free leaves in a 64K
+ * entry is not plugged by order 0 while the device has room elsewhere;
+ * the default fills it first; antifrag fills it too once the device's
+ * free slots fell below a cluster's worth.
+ */
+static unsigned long hole_then_order0(unsigned long max, bool prefill_last,
+				      enum swapalloc_placement placement)
+{
+	struct sim *s = new_sim_nobind(max, SA_POLICY_PERCPU, false);
+
+	sim_prefill(s, 1, CS - 1, 1);			/* cluster 0 full */
+	if (prefill_last)
+		sim_prefill(s, max - CS, CS, 1);	/* and the last one */
+	s->dev.placement = placement;
+	sim_bind(s);
+	T_EQ(alloc_ok(s, 4), CS);
+	T_EQ(alloc_ok(s, 4), CS + 16);
+	T_EQ(alloc_ok(s, 4), CS + 32);
+	sim_free(s, CS, 16);		/* a whole free block first */
+	sim_free(s, CS + 35, 1);	/* then a hole */
+	return alloc_ok(s, 0);
+}
+
+static void test_antifrag_leaves_holes(void)
+{
+	T_EQ(hole_then_order0(6 * CS, false, SA_PLACE_DEFAULT), CS + 35);
+	T_EQ(hole_then_order0(6 * CS, false, SA_PLACE_ANTIFRAG), 2 * CS);
+	/* Nearly full: at most 480 free slots since the rebuild. */
+	T_EQ(hole_then_order0(3 * CS, true, SA_PLACE_ANTIFRAG), CS + 35);
+	T_EQ(hole_then_order0(3 * CS, true, SA_PLACE_DEFAULT), CS + 35);
+}
+
 static void test_swapoff_fails_without_looping(void)
 {
 	struct sim *s = range_reclaim_setup(4, false);
@@ -1832,6 +1865,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_alloc_reclaims_one_full_cluster),
 	T_CASE(test_no_reclaim_when_not_full),
 	T_CASE(test_full_device),
+	T_CASE(test_antifrag_leaves_holes),
 	T_CASE(test_swapoff_fails_without_looping),
 	T_CASE(test_swapoff_during_reclaim),
 	T_CASE(test_rotational_sequential),
