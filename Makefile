@@ -5,10 +5,11 @@
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
+#   make bench           builtin vs swapalloc on the perf kernel (bench/README.md; hours under TCG)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: all module modules clean kernel demo check style unit
+.PHONY: all module modules clean kernel demo check style unit bench
 
 all: module
 
@@ -34,3 +35,6 @@ unit:
 
 style:
 	@scripts/style.sh
+
+bench:
+	@bench/run
