@@ -51,7 +51,7 @@ if f:
     check(b and s and b["n"] == 1 and s["n"] == 1, "one boot per allocator")
     check(b and b["median"] == 100.0, "builtin falls back 100 %% on the rotational disk (%s)" % (b and b["median"]))
     check(s and 0 <= s["median"] < 50, "swapalloc far below (%s)" % (s and s["median"]))
-    check(s and b and abs(f["ratio"] - s["median"] / b["median"]) < 1e-9, "ratio is swapalloc/builtin")
+    check(s and b and b["median"] and abs(f["ratio"] - s["median"] / b["median"]) < 1e-9, "ratio is swapalloc/builtin")
 w = figs.get(("write_run", "thp-rot64", "a"))
 check(w and w["builtin"] and w["swapalloc"] and w["builtin"]["median"] > 0 and w["swapalloc"]["median"] > 0,
       "mean write run, both allocators (sequentiality.bt)")
