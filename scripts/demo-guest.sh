@@ -87,6 +87,10 @@ rot_phase() {
 	printf '%-9s 64K fallback %6s %% (mean of iterations %d-%d), mean write run %s pages (%d KiB in %d runs; sequentiality.bt)\n' \
 		"$alloc:" "$fb" $((iters / 2 + 1)) "$iters" \
 		"$(awk -v k="$kib" -v r="$runs" 'BEGIN { printf "%.1f", k / r / 4 }')" "$kib" "$runs"
+	if [ "$alloc" = swapalloc ]; then	# gone once swapoff unbinds the disk
+		echo "--- ${dev##*/}/alloc"
+		cat "$d/${dev##*/}/alloc"
+	fi
 	swapoff "$dev"
 }
 
@@ -101,6 +105,4 @@ echo "=== tools/mm/thp_swap_allocator_test, $iters iterations, in a 32M memory c
 rot_phase builtin "$rot"
 insmod "$SWAPALLOC_TOP/swapalloc.ko"	# binds the disk at swapon
 rot_phase swapalloc "$rot"
-echo "--- ${rot##*/}/alloc"
-cat "$d/${rot##*/}/alloc"
 rmmod swapalloc
