@@ -15,6 +15,6 @@ tree=${SWAPALLOC_KERNEL_TREE:-$("$top/scripts/kernel-build.sh")}
 echo "swapalloc: module and tools"
 make -s -C "$top" module KDIR="$tree" >/dev/null
 make -s -C "$top/tests/tools" >/dev/null
-echo "swapalloc: booting $(cat "$tree/kernelrelease") under QEMU (TCG: about 4 minutes)"
+echo "swapalloc: booting $(cat "$tree/kernelrelease") under QEMU (TCG: about 6 minutes)"
 SWAPALLOC_KERNEL_TREE=$tree exec "$top/scripts/vm-run.sh" --mem 1G --timeout 900 --disk rot0:72M \
 	-- "$top/scripts/demo-guest.sh"
