@@ -263,7 +263,7 @@ cost_case() {
 			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
 			# Without the module loaded its function cannot be probed: builtin probes only.
 			if [ $a = builtin ]; then
-				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc$/,/^}$/d' \
+				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc$/,/^}$/d; /clear(@s\(start\|order\))/d' \
 					"$SWAPALLOC_TOP/bench/alloc-cost.bt" > /tmp/cost.bt
 			else
 				cp "$SWAPALLOC_TOP/bench/alloc-cost.bt" /tmp/cost.bt
