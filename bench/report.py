@@ -322,7 +322,7 @@ set style data histogram
 set style histogram errorbars gap 2 lw 1
 set style fill solid 0.8 border -1
 set xtics rotate by -35 left
-set key top right
+set key outside right top
 set grid ytics
 plot 'fallback-summary.dat' using 2:3:4:xtic(1) lc rgb '#ca0020' title 'builtin', \\
      '' using 5:6:7 lc rgb '#0571b0' title 'swapalloc'
@@ -349,7 +349,7 @@ set ylabel '%% of allocations'
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set key top right
+set key outside right top
 set grid ytics
 plot '%s.dat' using 2:xtic(1) lc rgb '#ca0020' title 'builtin', '' using 3 lc rgb '#0571b0' title 'swapalloc'
 """ % (term, name, order, w, title, name), pd)
@@ -378,7 +378,7 @@ set style data histogram
 set style histogram errorbars gap 2 lw 1
 set style fill solid 0.8 border -1
 set xtics rotate by -35 left
-set key top right
+set key outside right top
 set grid ytics
 plot '%s.dat' using 2:3:4:xtic(1) lc rgb '#ca0020' title 'builtin', '' using 5:6:7 lc rgb '#0571b0' title 'swapalloc'
 """ % (term, name, CASES.get(c, c), title, name), pd)
