@@ -430,14 +430,14 @@ def readme(path, jpath):
     if BEGIN not in text or END not in text:
         die("%s has no generated results section (the line %s ... %s)" % (path, BEGIN, END))
     meta = res["meta"]
-    # res["dir"] is relative to bench/; README lives at the top.
-    base = "bench/" + res["dir"]
+    # res["dir"] is relative to the top of the tree, where README lives.
+    base = res["dir"]
     lines = [BEGIN, ""]
     lines.append("From `make bench`, %s: %s (%s kernel), %s, %s vCPUs, %s boot(s), commit %s.%s  "
                  "Full report with the plots: [`%s/report.md`](%s/report.md)." %
                  (meta.get("date", "?"), meta.get("release", "?"), meta.get("flavor", "?"),
                   meta.get("accel", "?").upper(), meta.get("vcpus", "?"), meta.get("boots", "?"),
-                  meta.get("commit", "?"), (" " + meta["label"] + ".") if meta.get("label") else "", base, base))
+                  meta.get("commit", "?"), (" " + meta["label"].rstrip(".") + ".") if meta.get("label") else "", base, base))
     lines.append("")
     if res.get("failures"):
         lines.append("Failures in this run: " + "; ".join(res["failures"]))
@@ -445,7 +445,7 @@ def readme(path, jpath):
     lines.append(tables(meta, res["figures"]))
     summ = [p for p in res["plots"] if p.endswith("fallback-summary.png")]
     if summ:
-        lines.append("![64K fallback, builtin vs swapalloc](bench/%s)" % summ[0])
+        lines.append("![64K fallback, builtin vs swapalloc](%s)" % summ[0])
         lines.append("")
     lines.append(END)
     a, rest = text.split(BEGIN, 1)
