@@ -7,10 +7,11 @@
 #   make style           checkpatch --strict and sparse on the module and patches
 #   make dkms-install    sources to /usr/src/swapalloc-<VERSION>, dkms add, bpftrace
 #                        scripts to /usr/share/swapalloc/bpftrace; make dkms-remove
+#   make bench           builtin vs swapalloc on the perf kernel (bench/README.md; hours under TCG)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: all module modules clean kernel demo check style unit
+.PHONY: all module modules clean kernel demo check style unit bench
 .PHONY: dkms-install dkms-remove install-bpftrace uninstall-bpftrace
 
 VERSION := $(shell cat $(CURDIR)/VERSION)
@@ -84,3 +85,6 @@ install-bpftrace:
 uninstall-bpftrace:
 	rm -rf $(DESTDIR)$(BPFTRACE_DIR)
 	-rmdir $(DESTDIR)$(dir $(BPFTRACE_DIR:/=)) 2>/dev/null
+
+bench:
+	@bench/run

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The demo's guest side: zram0 with the builtin allocator, then zram1 bound
-# to swapalloc, the same 64K mTHP swap workload on each, bpftrace watching.
+# to swapalloc, the same 64K mTHP swap workload on each, bpftrace watching;
+# then a rotational disk, builtin then swapalloc, where the builtin 6.12
+# allocator splits every 64K folio and swapalloc does not.
 set -euo pipefail
 . "$SWAPALLOC_TOP/tests/lib/guest.sh"
 
@@ -50,4 +52,58 @@ echo "=== bpftrace/alloc-latency.bt"
 # CONFIG_DYNAMIC_FTRACE's available_filter_functions; the probes attach.
 grep -v "is not traceable" /tmp/bt.out
 swapoff -a
+rmmod swapalloc
+
+# rot_phase ALLOC DEV: upstream's thp_swap_allocator_test on DEV in a 32M
+# memory cgroup (so swapped-in pages really come back from the disk, as
+# 4K pages), bpftrace/sequentiality.bt watching the disk's writes.
+iters=${DEMO_ROT_ITERATIONS:-10}
+thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
+rot_phase() {
+	local alloc=$1 dev=$2 bt i n s0 kib runs fb
+	mkswap "$dev" > /dev/null && swapon "$dev"
+	s0=$(awk '{ print $7 }' "/sys/block/${dev##*/}/stat")
+	bpftrace "$SWAPALLOC_TOP/bpftrace/sequentiality.bt" > /tmp/seq.out 2>&1 &
+	bt=$!
+	for i in $(seq 1 120); do grep -q Tracing /tmp/seq.out 2>/dev/null && break; sleep 0.5; done
+	echo $$ > /sys/fs/cgroup/demo/cgroup.procs
+	stdbuf -oL "$thp" > /tmp/thp.out 2>&1 &
+	i=$!
+	while kill -0 $i 2>/dev/null; do
+		n=$(grep -c '^Iteration' /tmp/thp.out || true)
+		[ "$n" -lt "$iters" ] || kill $i 2>/dev/null || true
+		sleep 0.5
+	done
+	wait $i 2>/dev/null || true
+	echo $$ > /sys/fs/cgroup/cgroup.procs
+	sleep 2
+	bpftrace_stop $bt || true
+	kib=$(( ($(awk '{ print $7 }' "/sys/block/${dev##*/}/stat") - s0) / 2 ))
+	# Runs: the writes that broke one (the @run_kib histogram) + the last.
+	runs=$(awk '/^@run_kib\[/ { h = 1; next } /^@|^$/ { h = 0 }
+		/^\[/ && h { n += ($1 ~ /\]$/) ? $2 : $3 } END { print n + 1 }' /tmp/seq.out)
+	fb=$(awk -v n="$iters" '/^Iteration/ { sub(":", "", $2); p = $NF; sub("%", "", p)
+		if ($2 + 0 > n / 2 && $2 + 0 <= n) { s += p; k++ } } END { printf "%.2f", k ? s / k : -1 }' /tmp/thp.out)
+	grep '^Iteration' /tmp/thp.out | head -n "$iters" | sed "s/^/$alloc: /" | sed -n '1p;$p'
+	printf '%-9s 64K fallback %6s %% (mean of iterations %d-%d), mean write run %s pages (%d KiB in %d runs; sequentiality.bt)\n' \
+		"$alloc:" "$fb" $((iters / 2 + 1)) "$iters" \
+		"$(awk -v k="$kib" -v r="$runs" 'BEGIN { printf "%.1f", k / r / 4 }')" "$kib" "$runs"
+	if [ "$alloc" = swapalloc ]; then	# gone once swapoff unbinds the disk
+		echo "--- ${dev##*/}/alloc"
+		cat "$d/${dev##*/}/alloc"
+	fi
+	swapoff "$dev"
+}
+
+rot=$(find_disk rot0)
+set_rotational "$rot" 1
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+mkdir -p /sys/fs/cgroup/demo
+echo 32M > /sys/fs/cgroup/demo/memory.max
+echo
+echo "=== rotational disk: 72 MiB virtio disk with queue/rotational=1; upstream's"
+echo "=== tools/mm/thp_swap_allocator_test, $iters iterations, in a 32M memory cgroup"
+rot_phase builtin "$rot"
+insmod "$SWAPALLOC_TOP/swapalloc.ko"	# binds the disk at swapon
+rot_phase swapalloc "$rot"
 rmmod swapalloc

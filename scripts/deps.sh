@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what swapalloc needs from Debian's packages when it is missing.
-#   scripts/deps.sh [kernel] [vm] [tools] [test] [dkms]
+#   scripts/deps.sh [kernel] [vm] [tools] [test] [dkms] [bench]
 # Says what it installs; fails with a message naming the package otherwise.
 set -euo pipefail
 
@@ -12,10 +12,11 @@ declare -A pkgs_for=(
 	[tools]="bpftrace stress-ng trace-cmd"
 	[test]="clang llvm libclang-rt-14-dev sparse git"
 	[dkms]="dkms linux-headers-amd64"
+	[bench]="gnuplot-nox"
 )
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(kernel vm tools test dkms)
+[ ${#groups[@]} -gt 0 ] || groups=(kernel vm tools test dkms bench)
 
 missing=()
 for g in "${groups[@]}"; do

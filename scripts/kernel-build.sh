@@ -13,7 +13,11 @@
 # depends on them.  Config changed: reconfigure and rebuild.
 #
 #   scripts/kernel-build.sh [-q]       build if needed, print the tree path
-# Environment: KERNEL_FLAVOR=base|debug (default base), JOBS (default nproc).
+# Environment: KERNEL_FLAVOR=base|debug|perf (default base), JOBS (default nproc).
+#   base   base.config: lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP (make check)
+#   debug  base + debug.config: KASAN, kmemleak
+#   perf   base + perf.config: the same kernel without those checks (make bench)
+# A later fragment's setting of an option overrides an earlier one's.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +32,8 @@ flavor=${KERNEL_FLAVOR:-base}
 case "$flavor" in
 base) frags=("$top/scripts/config/base.config") ;;
 debug) frags=("$top/scripts/config/base.config" "$top/scripts/config/debug.config") ;;
-*) echo "swapalloc: KERNEL_FLAVOR must be base or debug, not '$flavor'" >&2; exit 2 ;;
+perf) frags=("$top/scripts/config/base.config" "$top/scripts/config/perf.config") ;;
+*) echo "swapalloc: KERNEL_FLAVOR must be base, debug or perf, not '$flavor'" >&2; exit 2 ;;
 esac
 
 "$top/scripts/deps.sh" kernel >&2
@@ -121,10 +126,20 @@ configure() {
 	KCONFIG_ALLCONFIG=/dev/null scripts/kconfig/merge_config.sh -n -O "$dir" "${frags[@]}" >"$log" 2>&1 || {
 		tail -n 30 "$log" >&2; echo "swapalloc: kernel configuration failed (log: $log)" >&2; exit 1; }
 
-	# merge_config only warns when a fragment's value did not stick: fail instead.
-	local bad=0 f line opt
-	for f in "${frags[@]}"; do
+	# merge_config only warns when a fragment's value did not stick: fail
+	# instead.  An option a later fragment sets again is checked there.
+	local bad=0 f line opt i later
+	for i in "${!frags[@]}"; do
+		f=${frags[$i]}
+		later=("${frags[@]:$((i + 1))}")
 		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*|"# CONFIG_"*" is not set")
+				opt=${line#\# }; opt=${opt%%[= ]*}
+				if [ ${#later[@]} -gt 0 ] && grep -qE "^(# )?$opt[= ]" "${later[@]}"; then
+					continue
+				fi ;;
+			esac
 			case "$line" in
 			CONFIG_*=*)
 				if ! grep -qxF "$line" .config; then

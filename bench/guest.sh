@@ -1,0 +1,331 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest side of make bench (bench/run boots one guest per repetition
+# and runs this in it).  Each case runs with the builtin allocator and with
+# swapalloc in this boot, interleaved: odd boots builtin first, even boots
+# swapalloc first.  Every run gets a freshly made swap device.  Raw figures
+# go to /mnt/out/raw/*.tsv (bench/report.py reads them), one row per
+# iteration or per run; problems are FAIL lines, as in a guest suite.
+#
+# Environment (bench/run sets it):
+#   BENCH_BOOT    repetition number, 1...
+#   BENCH_CASES   cases, in order (see bench/README.md):
+#                 thp-zram thp-rot64 thp-ssd72-memcg thp-ssd72-discard
+#                 thp-rot72-memcg cost tput-zram tput-ssd
+#   BENCH_ITER    iterations of thp_swap_allocator_test (at most 100)
+#   BENCH_MODES   its modes: a none as s (-a, none, -a -s, -s)
+#   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
+#   BENCH_WORKERS worker counts for cost and throughput (default "1 2")
+#   BENCH_KO      swapalloc.ko built for this kernel
+#   BENCH_TOOLS   directory with swaptput
+. "$SWAPALLOC_TOP/tests/lib/guest.sh"
+
+boot=${BENCH_BOOT:-1}
+iters=${BENCH_ITER:-100}
+modes=${BENCH_MODES:-a none as s}
+workers_list=${BENCH_WORKERS:-1 2}
+ko=${BENCH_KO:?BENCH_KO names swapalloc.ko}
+tput=${BENCH_TOOLS:?BENCH_TOOLS names the bench tools}/swaptput
+thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
+dbg=/sys/kernel/debug/swapalloc
+stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
+raw=/mnt/out/raw
+mkdir -p "$raw"
+
+if [ $((boot % 2)) -eq 1 ]; then allocs="builtin swapalloc"; else allocs="swapalloc builtin"; fi
+[ "$iters" -ge 1 ] && [ "$iters" -le 100 ] || { fail "BENCH_ITER" "must be 1-100, not $iters"; finish; }
+
+hdr() {	# hdr FILE COLUMNS...: a TSV with this header unless it exists
+	[ -s "$raw/$1" ] || (IFS=$'\t'; echo "${*:2}") > "$raw/$1"
+}
+row() {	# row FILE VALUES...
+	local f=$1
+	shift
+	(IFS=$'\t'; echo "$*") >> "$raw/$f"
+}
+hdr thp.tsv boot case allocator mode iteration fallback_pct
+hdr thp-runs.tsv boot case allocator mode iterations seconds
+hdr seq.tsv boot case allocator mode writes runs written_kib max_run_kib
+hdr cost.tsv boot allocator order workers count sum_ns
+hdr cost-hist.tsv boot allocator order workers bucket_ns count
+hdr tput.tsv boot case allocator folio workers bytes out_s in_s fallback_pct resident_pct
+
+{
+	echo "release $(uname -r)"
+	echo "vcpus $(nproc)"
+	echo "mem_kib $(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
+	echo "boot $boot"
+	echo "allocator_order $allocs"
+} > "$raw/meta-boot$boot.txt"
+
+mthp_enable 64
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+
+# use ALLOC: swapalloc.ko loaded (binds devices at swapon) or not.
+use() {
+	local loaded=0
+	grep -q '^swapalloc ' /proc/modules && loaded=1
+	if [ "$1" = swapalloc ] && [ $loaded -eq 0 ]; then
+		insmod "$ko" || { fail "insmod $ko"; return 1; }
+	elif [ "$1" = builtin ] && [ $loaded -eq 1 ]; then
+		rmmod swapalloc || { fail "rmmod swapalloc"; return 1; }
+	fi
+	return 0
+}
+
+# owner_ok ALLOC DEV: the device is bound to ALLOC (debugfs devices table).
+owner_ok() {
+	local want=$1 dev=${2##*/} got
+	[ "$want" = builtin ] && ! grep -q '^swapalloc ' /proc/modules && return 0
+	got=$(awk -v d="$dev" '$1 == d { print $3 }' "$dbg/devices")
+	[ "$got" = "$want" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
+}
+
+# check_ok ALLOC DEV CASE: swapalloc's invariants hold after a run.
+check_ok() {
+	[ "$1" = swapalloc ] || return 0
+	local c
+	# sa_check (tests/lib/guest.sh, issue 9) runs the full check; older
+	# trees ran it on every read of check.
+	if declare -F sa_check > /dev/null; then
+		c=$(sa_check "${2##*/}")
+	else
+		c=$(cat "$dbg/${2##*/}/check")
+	fi
+	[ "$c" = ok ] || fail "$3 swapalloc: invariants" "$c"
+}
+
+# swap_dev KIND: a freshly made, active swap device for KIND; prints it.
+swap_dev() {
+	local d
+	case $1 in
+	zram) setup_zram 64M ;;
+	zram512) setup_zram 512M ;;
+	rot64) d=$(find_disk rot0) && set_rotational "$d" 1 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
+	rot72) d=$(find_disk rot1) && set_rotational "$d" 1 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
+	ssd72) d=$(find_disk ssd1) && set_rotational "$d" 0 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
+	ssd72-discard) d=$(find_disk ssd2) && set_rotational "$d" 0 && mkswap "$d" >/dev/null &&
+		swapon --discard=pages "$d" && echo "$d" ;;
+	ssd) d=$(find_disk tput0) && set_rotational "$d" 0 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
+	esac
+}
+
+drop_dev() {	# drop_dev DEV: swap off; a zram device is reset
+	swapoff "$1"
+	case $1 in
+	/dev/zram*) echo 1 > "/sys/block/${1##*/}/reset" ;;
+	esac
+}
+
+memcg_enter() {
+	mkdir -p /sys/fs/cgroup/bench
+	echo 32M > /sys/fs/cgroup/bench/memory.max
+	echo $$ > /sys/fs/cgroup/bench/cgroup.procs
+}
+memcg_leave() { echo $$ > /sys/fs/cgroup/cgroup.procs; }
+
+# seq_start DEV / seq_stop CASE ALLOC MODE DEV: bpftrace/sequentiality.bt
+# around a run.  Runs: the writes that broke a run (the counts of its
+# @run_kib histogram) plus the one still going; KiB written: the device's
+# sectors-written counter (/sys/block/DEV/stat), so the mean run is exact.
+btpid=
+sect0=0
+seq_start() {
+	local i
+	sect0=$(awk '{ print $7 }' "/sys/block/${1##*/}/stat")
+	"$SWAPALLOC_TOP/bpftrace/run" sequentiality.bt > /tmp/seq.txt 2> /tmp/seq.err &
+	btpid=$!
+	for i in $(seq 1 240); do
+		grep -q '^Tracing' /tmp/seq.txt 2>/dev/null && return 0
+		kill -0 $btpid 2>/dev/null || break
+		sleep 0.5
+	done
+	fail "sequentiality.bt starts" "$(grep -v 'not traceable' /tmp/seq.err | tail -n 3)"
+	btpid=
+	return 1
+}
+seq_stop() {
+	local c=$1 a=$2 m=$3 dev=$4 mm kib
+	[ -n "$btpid" ] || return 0
+	sleep 2		# let the perf buffer drain
+	bpftrace_stop $btpid || true
+	btpid=
+	kib=$(( ($(awk '{ print $7 }' "/sys/block/${dev##*/}/stat") - sect0) / 2 ))
+	cp /tmp/seq.txt "$raw/bt-seq-boot$boot-$c-$a-$m.txt"
+	mm=$(stat -L -c '%t %T' "$dev")
+	mm="$((16#${mm% *})), $((16#${mm#* }))"
+	# @writes[254, 16]: 1536, @max_run_kib[254, 16]: 64, @run_kib[254, 16]: then buckets
+	awk -v k="[$mm]: " -v c="$c" -v a="$a" -v m="$m" -v b="$boot" -v kib="$kib" '
+		/^@/ { h = 0; i = index($0, k); if (!i) next
+			name = substr($0, 1, index($0, "[") - 1)
+			if (name == "@run_kib") h = 1; else v[name] = substr($0, i + length(k)) + 0; next }
+		/^\[/ && h { runs += ($1 ~ /\]$/) ? $2 : $3; next }
+		/^$/ { h = 0 }
+		END { w = v["@writes"] + 0
+			printf "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", b, c, a, m, w, runs + (w > 0), kib, v["@max_run_kib"] + 0 }' \
+		/tmp/seq.txt >> "$raw/seq.tsv"
+}
+
+# thp_case CASE KIND MEMCG: upstream's tool in each mode, both allocators.
+thp_case() {
+	local c=$1 kind=$2 memcg=$3 a m dev flags log pid n t0 t1 traced=0
+	[ -x "$thp" ] || { fail "$c" "no $thp"; return; }
+	case $kind in rot*) traced=1 ;; esac
+	for m in $modes; do
+		case $m in a) flags=-a ;; none) flags= ;; as) flags="-a -s" ;; s) flags=-s ;;
+		*) fail "$c" "unknown mode '$m' (a none as s)"; continue ;;
+		esac
+		for a in $allocs; do
+			use $a || return
+			dev=$(swap_dev "$kind") || { fail "$c $a: swap device"; continue; }
+			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
+			[ $traced -eq 0 ] || seq_start "$dev" || true
+			log=/tmp/thp-$c-$a-$m.log
+			[ "$memcg" = 0 ] || memcg_enter
+			t0=$(date +%s.%N)
+			# The tool runs 100 iterations; stop it after $iters.
+			stdbuf -oL "$thp" $flags > "$log" 2>&1 &
+			pid=$!
+			while kill -0 $pid 2>/dev/null; do
+				n=$(grep -c '^Iteration' "$log")
+				if [ "$n" -ge "$iters" ]; then
+					kill $pid 2>/dev/null
+					break
+				fi
+				sleep 0.5
+			done
+			wait $pid 2>/dev/null
+			t1=$(date +%s.%N)
+			[ "$memcg" = 0 ] || memcg_leave
+			[ $traced -eq 0 ] || seq_stop "$c" $a $m "$dev"
+			n=$(grep -c '^Iteration' "$log")
+			if [ "$n" -lt "$iters" ]; then
+				fail "$c $a $m: thp_swap_allocator_test ran $iters iterations" \
+					"$n; $(tail -n 2 "$log" | tr '\n' ' ')"
+			else
+				awk -v b="$boot" -v c="$c" -v a=$a -v m=$m -v n="$iters" \
+					'/^Iteration/ { sub(":", "", $2); i = $2 + 0; p = $NF; sub("%", "", p);
+						if (i <= n) printf "%s\t%s\t%s\t%s\t%d\t%s\n", b, c, a, m, i, p }' \
+					"$log" >> "$raw/thp.tsv"
+				row thp-runs.tsv "$boot" "$c" $a $m "$iters" \
+					"$(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", e - s }')"
+				pass "$c $a $m"
+			fi
+			check_ok $a "$dev" "$c $m"
+			drop_dev "$dev"
+		done
+	done
+}
+
+# tput_case CASE KIND: swaptput per folio size and worker count, both allocators.
+tput_case() {
+	local c=$1 kind=$2 f w a dev out0 fb0 out fb line rc
+	for f in 4k 64k; do
+		for w in $workers_list; do
+			for a in $allocs; do
+				use $a || return
+				dev=$(swap_dev "$kind") || { fail "$c $a: swap device"; continue; }
+				owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
+				out0=$(cat $stats/swpout); fb0=$(cat $stats/swpout_fallback)
+				# In a memory cgroup: swaptput evicts the swap cache through its memory.reclaim.
+				mkdir -p /sys/fs/cgroup/tput
+				echo $$ > /sys/fs/cgroup/tput/cgroup.procs
+				line=$("$tput" -s "${BENCH_TPUT_SIZE:-1G}" -f $f -p "$w" 2>/tmp/tput.err)
+				rc=$?
+				echo $$ > /sys/fs/cgroup/cgroup.procs
+				if [ $rc -eq 0 ]; then
+					out=$(( $(cat $stats/swpout) - out0 )); fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
+					# shellcheck disable=SC2086 # NAME=VALUE words
+					eval local $line
+					row tput.tsv "$boot" "$c" $a $f "$w" "$bytes" "$out_s" "$in_s" \
+						"$(awk -v o=$out -v f=$fb 'BEGIN { printf "%.2f", o + f ? 100 * f / (o + f) : 0 }')" \
+						"$resident_pct"
+					pass "$c $a $f x$w"
+				else
+					fail "$c $a $f x$w: swaptput" "$(tail -n 2 /tmp/tput.err | tr '\n' ' ')"
+				fi
+				check_ok $a "$dev" "$c $f x$w"
+				drop_dev "$dev"
+			done
+		done
+	done
+}
+
+# cost_case: ns per allocation from bench/alloc-cost.bt, 4K (order 0) and
+# 64K (order 4) folios, per worker count, on 512 MiB zram.
+cost_case() {
+	local w a dev f i
+	for w in $workers_list; do
+		for a in $allocs; do
+			use $a || return
+			dev=$(swap_dev zram512) || { fail "cost $a: swap device"; continue; }
+			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
+			# Without the module loaded its function cannot be probed: builtin probes only.
+			if [ $a = builtin ]; then
+				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc$/,/^}$/d; /clear(@s\(start\|order\))/d' \
+					"$SWAPALLOC_TOP/bench/alloc-cost.bt" > /tmp/cost.bt
+			else
+				cp "$SWAPALLOC_TOP/bench/alloc-cost.bt" /tmp/cost.bt
+			fi
+			bpftrace /tmp/cost.bt > /tmp/cost.txt 2>/tmp/cost.err &
+			btpid=$!
+			for i in $(seq 1 240); do
+				grep -q '^Tracing' /tmp/cost.txt 2>/dev/null && break
+				kill -0 $btpid 2>/dev/null || break
+				sleep 0.5
+			done
+			for f in 4k 64k; do
+				"$tput" -s "${BENCH_COST_SIZE:-256M}" -f $f -p "$w" > /dev/null 2>/tmp/tput.err ||
+					fail "cost $a $f x$w: swaptput" "$(tail -n 2 /tmp/tput.err | tr '\n' ' ')"
+			done
+			sleep 2
+			bpftrace_stop $btpid || true
+			btpid=
+			# @builtin_n[4]: 123, @builtin_sum_ns[4]: 456, @builtin_hist_ns[4]: and its buckets
+			awk -v b="$boot" -v w="$w" -v raw="$raw" '
+				function unit(s) { return s ~ /K$/ ? 1024 : s ~ /M$/ ? 1048576 : s ~ /G$/ ? 1073741824 : 1 }
+				/^@(builtin|swapalloc)_(n|sum_ns|hist_ns)\[/ {
+					t = $0; gsub(/[\[\]:_@]/, " ", t)
+					split(t, p, " ")	# builtin n 4 ...  or  builtin sum ns 4 ...
+					o = p[3] == "ns" ? p[4] : p[3]; key = p[1] "\t" o
+					hk = ""
+					if ($0 ~ /_n\[/) n[key] = $2
+					else if ($0 ~ /_sum_ns\[/) s[key] = $2
+					else hk = key
+					next }
+				/^\[/ && hk != "" { lo = $1; sub(/^\[/, "", lo); sub(/[],]$/, "", lo)
+					cnt = ($1 ~ /\]$/) ? $2 : $3
+					printf "%s\t%s\t%s\t%d\t%s\n", b, hk, w, (lo + 0) * unit(lo), cnt >> (raw "/cost-hist.tsv"); next }
+				/^$/ { hk = "" }
+				END { for (k in n) printf "%s\t%s\t%s\t%s\t%s\n", b, k, w, n[k], s[k] >> (raw "/cost.tsv") }' \
+				/tmp/cost.txt
+			cp /tmp/cost.txt "$raw/bt-cost-boot$boot-$a-x$w.txt"
+			cp /tmp/cost.err "$raw/bt-cost-boot$boot-$a-x$w.err"
+			if grep -q "^@${a}_n\[" /tmp/cost.txt; then
+				pass "cost $a x$w"
+			else
+				fail "cost $a x$w: allocations traced" "$(grep -v 'not traceable' /tmp/cost.err | head -c 300)"
+			fi
+			check_ok $a "$dev" "cost x$w"
+			drop_dev "$dev"
+		done
+	done
+}
+
+for c in ${BENCH_CASES:-thp-zram}; do
+	note "case $c (boot $boot, $allocs)"
+	case $c in
+	thp-zram) thp_case "$c" zram 0 ;;
+	thp-rot64) thp_case "$c" rot64 0 ;;
+	thp-rot72-memcg) thp_case "$c" rot72 1 ;;
+	thp-ssd72-memcg) thp_case "$c" ssd72 1 ;;
+	thp-ssd72-discard) thp_case "$c" ssd72-discard 1 ;;
+	tput-zram) tput_case "$c" zram512 ;;
+	tput-ssd) tput_case "$c" ssd ;;
+	cost) cost_case ;;
+	*) fail "case $c" "unknown (see bench/README.md)" ;;
+	esac
+done
+use builtin || true
+finish

@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench, smoke run: one boot of the make check kernel (not the perf
+# one: nothing more to build), one case (upstream's thp_swap_allocator_test
+# on the 64 MiB rotational disk, mode -a, 4 iterations, sequentiality.bt
+# watching), into a scratch results directory.  Asserts that the report,
+# the JSON and the plots are produced and that the figures parse and agree:
+# builtin 100 % fallback there, swapalloc far below, each write run figure
+# present.  About 2 minutes under TCG.
+# The results stay in build/bench-smoke/; SMOKE_RESULTS=DIR checks such a
+# directory again (or a doctored copy) without a guest.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -n "${SMOKE_RESULTS:-}" ]; then
+	res=$SMOKE_RESULTS
+else
+	tree=${SWAPALLOC_KERNEL_TREE:-$("$top/scripts/kernel-build.sh" -q)}
+	res=$top/build/bench-smoke
+	rm -rf "$res"
+	mkdir -p "$res"
+	rc=0
+	BENCH_RESULTS=$res BENCH_BOOTS=1 BENCH_ITER=4 BENCH_MODES=a BENCH_CASES=thp-rot64 \
+		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
+		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
+	cat "$res/run.log"
+	[ $rc -eq 0 ] || { echo "bench/run exited with status $rc"; exit 1; }
+fi
+
+SMOKE_TOP=$top python3 - "$res" <<'EOF'
+import json, os, sys
+res = sys.argv[1]
+bad = []
+def check(ok, what):
+    print(("ok: " if ok else "NOT OK: ") + what)
+    if not ok:
+        bad.append(what)
+
+j = json.load(open(os.path.join(res, "latest.json")))
+d = os.path.join(res, os.path.basename(j["dir"]))
+for k in ("release", "flavor", "commit", "accel", "vcpus", "date"):
+    check(j["meta"].get(k), "meta has %s (%s)" % (k, j["meta"].get(k)))
+check(not j["failures"], "no failures: %s" % j["failures"])
+
+figs = {(f["kind"], f.get("case"), f.get("mode")): f for f in j["figures"]}
+f = figs.get(("thp_fallback", "thp-rot64", "a"))
+check(f is not None, "thp-rot64 -a fallback figure")
+if f:
+    b, s = f["builtin"], f["swapalloc"]
+    check(f["iterations"] == 4, "4 iterations (%s)" % f["iterations"])
+    check(b and s and b["n"] == 1 and s["n"] == 1, "one boot per allocator")
+    check(b and b["median"] == 100.0, "builtin falls back 100 %% on the rotational disk (%s)" % (b and b["median"]))
+    check(s and 0 <= s["median"] < 50, "swapalloc far below (%s)" % (s and s["median"]))
+    check(s and b and b["median"] and abs(f["ratio"] - s["median"] / b["median"]) < 1e-9, "ratio is swapalloc/builtin")
+w = figs.get(("write_run", "thp-rot64", "a"))
+check(w and w["builtin"] and w["swapalloc"] and w["builtin"]["median"] > 0 and w["swapalloc"]["median"] > 0,
+      "mean write run, both allocators (sequentiality.bt)")
+
+rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
+check(len(rows) == 8 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 8 iterations, percentages")
+
+rep = open(os.path.join(d, "report.md")).read()
+check("| 64 MiB rotational virtio disk | `-a` | 100.00 (n=1) |" in rep, "report.md table row with the builtin figure")
+check(j["meta"]["release"] in rep and j["meta"]["commit"] in rep, "report.md names release and commit")
+for p in ("fallback-thp-rot64-a.png", "fallback-summary.png"):
+    path = os.path.join(d, "plots", p)
+    ok = os.path.exists(path) and os.path.getsize(path) > 2000 and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    check(ok, "plot %s is a PNG" % p)
+    check(("plots/" + p) in rep, "report.md embeds %s" % p)
+
+# README's results section is generated from the JSON.
+top = os.environ["SMOKE_TOP"]
+readme = os.path.join(res, "README.md")
+open(readme, "w").write(open(os.path.join(top, "README.md")).read())
+sys.path.insert(0, os.path.join(top, "bench"))
+import report
+report.readme(readme, os.path.join(res, "latest.json"))
+text = open(readme).read()
+check("| 64 MiB rotational virtio disk | `-a` | 100.00 (n=1) |" in text, "README section generated")
+check(text.count(report.BEGIN) == 1 and text.count(report.END) == 1, "README markers kept")
+sys.exit(1 if bad else 0)
+EOF
