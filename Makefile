@@ -5,10 +5,12 @@
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
+#   make mutants         mutations of module/core.c, each must be caught by the host tests
+#   make stress          the volume versions of the guest suites (tests/run --stress)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: all module modules clean kernel demo check style unit
+.PHONY: all module modules clean kernel demo check style unit mutants stress
 
 all: module
 
@@ -31,6 +33,12 @@ check:
 
 unit:
 	@tests/run -k unit
+
+mutants:
+	@tests/mutants/run
+
+stress:
+	@tests/run --stress
 
 style:
 	@scripts/style.sh
