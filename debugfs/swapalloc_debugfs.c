@@ -235,7 +235,12 @@ static int swapalloc_check_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(swapalloc_check);
 
-/* Writing 1 zeroes the device's counters; anything else is -EINVAL. */
+/*
+ * Writing 1 zeroes the device's counters; anything else is -EINVAL,
+ * including writes longer than kstrtouint_from_user() reads (it would
+ * parse "000...0001junk" cut short as 1).
+ */
+#define SWAPALLOC_RESET_MAX	16
 static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
@@ -243,7 +248,8 @@ static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
 	struct swap_info_struct *si = kdev->core.env.si;
 	unsigned int val;
 
-	if (kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
+	if (count > SWAPALLOC_RESET_MAX ||
+	    kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
 		return -EINVAL;
 	spin_lock(&si->lock);
 	if (!swapalloc_owns(kdev, si)) {
