@@ -98,8 +98,8 @@ while [ $SECONDS -lt $end ]; do
 		[ -e "$c" ] || continue
 		d=${c%/check}
 		d=${d##*/}
-		res=$(sa_check "$d" 2>/dev/null) || continue	# unbound meanwhile
-		[ -z "$res" ] && continue
+		res=$(sa_check "$d" 2>&1)
+		[ -e "$c" ] || continue		# unbound meanwhile
 		checks=$((checks + 1))
 		[ "$res" = ok ] || echo "check $d: $res" >> /tmp/stress.fail
 	done
