@@ -10,7 +10,9 @@
 #   rotational   64 MiB virtio disk with queue/rotational = 1
 #   ssd-memcg    64 MiB non-rotational virtio disk, the tool in a 32M memcg
 #   ssd72-memcg  the same on a 72 MiB disk
-# THP_TEST_ALLOCATORS="swapalloc" skips the builtin runs.
+# THP_TEST_ALLOCATORS="swapalloc" skips the builtin runs; it may also name
+# swapalloc-antifrag (the module with placement=antifrag).
+# SWAPALLOC_KERNEL_TREE: a built kernel tree to use instead of kernel-build.sh's.
 # Per-iteration fallback % lands in bench/results/thp-swap-allocator-<date>.tsv,
 # and the steady state (mean of iterations 51-100) is printed.
 set -euo pipefail
@@ -18,7 +20,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 devices=${*:-zram rotational ssd-memcg ssd72-memcg}
 
 "$top/scripts/deps.sh" kernel vm
-tree=$("$top/scripts/kernel-build.sh")
+tree=${SWAPALLOC_KERNEL_TREE:-$("$top/scripts/kernel-build.sh")}
 make -s -C "$top" module KDIR="$tree" >/dev/null
 make -s -C "$top/tests/tools" >/dev/null
 out=$(mktemp -d /tmp/swapalloc-bench.XXXXXX)

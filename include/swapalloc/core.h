@@ -54,6 +54,7 @@ struct swapalloc_cluster {
 	u16 count;		/* used slots, including bad and past-end ones */
 	u8 order;		/* the order the cluster serves */
 	u8 list;		/* enum swapalloc_list */
+	bool discarding;	/* on the discard list, discard in flight */
 };
 
 /* Current cluster per order: one set per CPU, or one per rotational device. */
@@ -76,11 +77,26 @@ struct swapalloc_stats {
 	u64 range_reclaims;	/* slots freed while scanning a range */
 	u64 background_runs;	/* background full-cluster reclaim runs */
 	u64 discarded;		/* clusters discarded */
+	u64 sync_discards;	/* of which by an allocation that needed one */
 };
 
 enum swapalloc_policy {
 	SA_POLICY_PERCPU,	/* per-CPU cursors: SSD, NVMe, zram */
 	SA_POLICY_GLOBAL,	/* one cursor per device: rotational disks */
+};
+
+/* How allocations are placed within the device (module/place.c). */
+enum swapalloc_placement {
+	SA_PLACE_DEFAULT,	/* upstream's order of preference, see core.c */
+	SA_PLACE_ANTIFRAG,	/* leave 64K entries' holes to drain, see place.c */
+	SA_NR_PLACEMENTS,
+};
+
+/* place.c's state: the fewest free slots seen, per window of allocations. */
+struct swapalloc_place {
+	unsigned long win_slots;	/* slots allocated in this window */
+	unsigned long low_free, prev_low_free;	/* this window's, the last one's */
+	u64 holes_kept;		/* order-0 allocations that skipped core.c's step 3 */
 };
 
 struct swapalloc_dev {
@@ -92,7 +108,8 @@ struct swapalloc_dev {
 	bool quiescing;			/* being unbound: no new deferred work */
 	bool reclaiming;		/* a full-cluster reclaim pass is running */
 	unsigned int reclaim_wait;	/* churn left before a forced reclaim */
-	bool discarding;		/* a discard is in flight, lock dropped */
+	unsigned int discards_in_flight;	/* clusters being discarded, lock dropped */
+	unsigned int rebuilt;		/* clusters counted by swapalloc_dev_rebuild() */
 
 	struct swapalloc_cluster *clusters;
 	struct list_head free, full, discard;
@@ -107,6 +124,9 @@ struct swapalloc_dev {
 
 	struct swapalloc_stats stats;
 	unsigned int *scratch;		/* nr_clusters words for swapalloc_check() */
+
+	enum swapalloc_placement placement;	/* SA_PLACE_DEFAULT unless set */
+	struct swapalloc_place place;
 };
 
 int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
@@ -128,5 +148,6 @@ void swapalloc_reset_stats(struct swapalloc_dev *dev);
 const char *swapalloc_list_name(enum swapalloc_list list);
 const char *swapalloc_src_name(enum swapalloc_src src);
 const char *swapalloc_policy_name(enum swapalloc_policy policy);
+const char *swapalloc_placement_name(enum swapalloc_placement placement);
 
 #endif /* _SWAPALLOC_CORE_H */

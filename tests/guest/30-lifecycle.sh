@@ -33,13 +33,9 @@ wait_verify() {
 	fi
 }
 
-# sa_check DEV (tests/lib/guest.sh has it once check runs only when written to).
-command -v sa_check >/dev/null 2>&1 ||
-	sa_check() { cat "$dbg/$1/check" 2>&1; }
-
 check_ok() {
 	local name=$1 dev=$2 res
-	res=$(cat "$dbg/$dev/check" 2>&1)
+	res=$(sa_check "$dev")
 	[ "$res" = ok ] && pass "$name" || fail "$name" "$res"
 }
 

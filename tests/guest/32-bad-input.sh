@@ -30,11 +30,6 @@ ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
 tried=0
 
-# sa_check DEV: the device's invariant check (tests/lib/guest.sh may have
-# its own, for a check file that must be written to run).
-command -v sa_check >/dev/null 2>&1 ||
-	sa_check() { cat "$dbg/$1/check" 2>&1; }
-
 check_ok() {
 	local name=$1 dev=$2 res
 	res=$(sa_check "$dev")

@@ -82,20 +82,21 @@ modes=("-a" "" "-a -s" "-s")
 device() {
 	local devname=$1 dev=$2 m
 	for alloc in ${THP_TEST_ALLOCATORS:-builtin swapalloc}; do
-		if [ $alloc = swapalloc ]; then
-			must insmod "$ko" || return
-		fi
+		case $alloc in
+		swapalloc) must insmod "$ko" || return ;;
+		swapalloc-antifrag) must insmod "$ko" placement=antifrag || return ;;
+		esac
 		for m in "${modes[@]}"; do
 			one "$dev" "$devname" $alloc "$m"
 			result[$devname,$alloc,${m:-none}]=$steady
-			if [ $alloc = swapalloc ]; then
+			if [ $alloc != builtin ]; then
 				local c
-				c=$(cat "$dbg/${dev##*/}/check")
+				c=$(sa_check "${dev##*/}")
 				[ "$c" = ok ] && pass "$devname '${m:-none}': invariants" ||
 					fail "$devname '${m:-none}': invariants" "$c"
 			fi
 		done
-		[ $alloc = swapalloc ] && must rmmod swapalloc
+		[ $alloc = builtin ] || must rmmod swapalloc
 	done
 }
 
@@ -111,7 +112,8 @@ disk_swapon() {
 # ssd-memcg and ssd72-memcg (64 and 72 MiB non-rotational virtio disks with
 # the tool in a memory cgroup limited to 32M, so swap-cache folios are
 # really reclaimed and come back as 4K pages).  THP_TEST_ALLOCATORS
-# (default "builtin swapalloc") picks the allocators.
+# (default "builtin swapalloc"; swapalloc-antifrag loads the module with
+# placement=antifrag) picks the allocators.
 devices=${THP_TEST_DEVICES:-zram rotational}
 for devname in $devices; do
 	case $devname in
@@ -139,7 +141,7 @@ done
 echo "# steady-state fallback % (mean of iterations $((half + 1))-$iters)"
 printf '# %-11s %-10s %8s %8s %8s %8s\n' device allocator -a none "-a -s" -s
 for d in $devices; do
-	for a in builtin swapalloc; do
+	for a in ${THP_TEST_ALLOCATORS:-builtin swapalloc}; do
 		printf '# %-11s %-10s %8s %8s %8s %8s\n' $d $a "${result[$d,$a,-a]:-}" \
 			"${result[$d,$a,none]:-}" "${result[$d,$a,-a -s]:-}" "${result[$d,$a,-s]:-}"
 	done

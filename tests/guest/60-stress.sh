@@ -18,9 +18,6 @@ verify=$(tool swapverify) || { fail "infrastructure: swapverify built"; finish; 
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
 secs=${STRESS_SECONDS:-300}
-command -v sa_check >/dev/null 2>&1 ||
-	sa_check() { cat "$dbg/$1/check" 2>&1; }
-
 mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 zram=$(setup_zram 384M) || { fail "setup_zram 384M"; finish; }
 ssd=$(find_disk ssd0) && rot=$(find_disk rot0) && disc=$(find_disk disc0) ||

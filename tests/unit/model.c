@@ -741,6 +741,7 @@ int model_init(struct model *m, const struct model_cfg *cfg, struct model_src *s
 		return err;
 	for (b = 0; b < cfg->nr_bad; b++)
 		sim_mark_bad(&m->s, 1 + rnd(m, cfg->max - 1));
+	m->s.dev.placement = cfg->placement;
 	sim_bind(&m->s);
 	m->ref = calloc(cfg->max, 1);
 	m->owner = malloc(cfg->max * sizeof(*m->owner));

@@ -24,6 +24,7 @@ struct model_cfg {
 	bool races;			/* other CPUs run while the lock is dropped */
 	unsigned int cpus;		/* simulated CPUs, 1..SHIM_NR_CPUS */
 	unsigned int nr_bad;		/* bad slots besides the header */
+	enum swapalloc_placement placement;
 };
 
 struct model_entry {

@@ -20,7 +20,7 @@
 
 #include "model.h"
 
-#define NR_CONFIGS	8
+#define NR_CONFIGS	10	/* 8, 9: SA_PLACE_ANTIFRAG, races */
 
 struct prng {
 	struct model_src src;
@@ -76,7 +76,8 @@ static bool run_config(u64 seed, unsigned int c, unsigned long ops, bool verbose
 	model_random_cfg(&p.src, &cfg, 12);
 	cfg.policy = c & 1 ? SA_POLICY_GLOBAL : SA_POLICY_PERCPU;
 	cfg.discard = c & 2;
-	cfg.races = c & 4;
+	cfg.races = c & 4 || c >= 8;
+	cfg.placement = c >= 8 ? SA_PLACE_ANTIFRAG : SA_PLACE_DEFAULT;
 
 	m = calloc(1, sizeof(*m));
 	err = m ? model_init(m, &cfg, &p.src) : -ENOMEM;
@@ -89,9 +90,10 @@ static bool run_config(u64 seed, unsigned int c, unsigned long ops, bool verbose
 		if (!model_step(m))
 			break;
 	ok = !m->failed;
-	printf("%s: config %u: %s%s%s, %lu slots, %u cpus, %u bad, %lu ops",
+	printf("%s: config %u: %s%s%s%s, %lu slots, %u cpus, %u bad, %lu ops",
 	       ok ? "PASS" : "FAIL", c, swapalloc_policy_name(cfg.policy),
-	       cfg.discard ? " discard" : "", cfg.races ? " races" : "", cfg.max,
+	       cfg.discard ? " discard" : "", cfg.races ? " races" : "",
+	       cfg.placement ? " antifrag" : "", cfg.max,
 	       cfg.cpus, cfg.nr_bad, m->ops);
 	if (!ok) {
 		printf(": %s\n", m->why);
