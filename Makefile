@@ -8,10 +8,12 @@
 #   make dkms-install    sources to /usr/src/swapalloc-<VERSION>, dkms add, bpftrace
 #                        scripts to /usr/share/swapalloc/bpftrace; make dkms-remove
 #   make bench           builtin vs swapalloc on the perf kernel (bench/README.md; hours under TCG)
+#   make mutants         mutations of module/core.c, each must be caught by the host tests
+#   make stress          the volume versions of the guest suites (tests/run --stress)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: all module modules clean kernel demo check style unit bench
+.PHONY: all module modules clean kernel demo check style unit bench mutants stress
 .PHONY: dkms-install dkms-remove install-bpftrace uninstall-bpftrace
 
 VERSION := $(shell cat $(CURDIR)/VERSION)
@@ -37,6 +39,12 @@ check:
 
 unit:
 	@tests/run -k unit
+
+mutants:
+	@tests/mutants/run
+
+stress:
+	@tests/run --stress
 
 style:
 	@scripts/style.sh

@@ -29,6 +29,7 @@ SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout 7200 --o
 	--disk rot0:64M --disk ssd0:64M --disk ssd1:72M \
 	--env THP_TEST_DEVICES="$devices" \
 	--env THP_TEST_ALLOCATORS="${THP_TEST_ALLOCATORS:-builtin swapalloc}" \
+	--env THP_TEST_ITERATIONS="${THP_TEST_ITERATIONS:-100}" \
 	-- "$top/tests/guest/40-thp-allocator-test.sh" | grep -E '^# (steady|  |[a-z])|^(PASS|FAIL)' || rc=$?
 mkdir -p "$top/bench/results"
 dst=$top/bench/results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv

@@ -258,15 +258,28 @@ static int swapalloc_check_open(struct inode *inode, struct file *file)
 	return single_open(file, swapalloc_check_show, inode->i_private);
 }
 
+/*
+ * Is the write "1" (or "1\n")?  Writes longer than 16 bytes are not:
+ * kstrtouint_from_user() reads only the first 34 bytes, so it would take
+ * "000...0001junk" cut short for 1.
+ */
+#define SWAPALLOC_WRITE_MAX	16
+static bool swapalloc_write_is_1(const char __user *ubuf, size_t count)
+{
+	unsigned int val;
+
+	return count <= SWAPALLOC_WRITE_MAX &&
+	       !kstrtouint_from_user(ubuf, count, 10, &val) && val == 1;
+}
+
 static ssize_t swapalloc_check_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
 	struct swapalloc_kdev *kdev = ((struct seq_file *)file->private_data)->private;
 	struct swap_info_struct *si = kdev->core.env.si;
-	unsigned int val;
 	int err;
 
-	if (kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
+	if (!swapalloc_write_is_1(ubuf, count))
 		return -EINVAL;
 	mutex_lock(&kdev->check_lock);
 	spin_lock(&si->lock);
@@ -303,9 +316,8 @@ static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
 {
 	struct swapalloc_kdev *kdev = file->private_data;
 	struct swap_info_struct *si = kdev->core.env.si;
-	unsigned int val;
 
-	if (kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
+	if (!swapalloc_write_is_1(ubuf, count))
 		return -EINVAL;
 	spin_lock(&si->lock);
 	if (!swapalloc_owns(kdev, si)) {

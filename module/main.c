@@ -61,8 +61,8 @@ static int swapalloc_set_devices(const char *val, const struct kernel_param *kp)
 			pr_warn("devices=: empty device name in '%.*s'\n", (int)len, val);
 			return -EINVAL;
 		}
-		if (!isgraph(*p)) {
-			pr_warn("devices=: device names are printable, without spaces\n");
+		if (!isascii(*p) || !isgraph(*p)) {
+			pr_warn("devices=: device names are printable ASCII, without spaces\n");
 			return -EINVAL;
 		}
 	}
@@ -193,6 +193,31 @@ static bool swapalloc_wanted(const char *name)
 			p++;
 	}
 	return false;
+}
+
+/* Say which names of devices= matched no active swap device (yet). */
+static void swapalloc_report_unbound(void)
+{
+	const char *p = swapalloc_param_devices;
+	struct swapalloc_kdev *kdev;
+	bool found;
+	size_t l;
+
+	while (*p) {
+		l = strcspn(p, ",");
+		found = false;
+		mutex_lock(&swapalloc_devices_lock);
+		list_for_each_entry(kdev, &swapalloc_devices, node)
+			if (strlen(kdev->name) == l && !strncmp(kdev->name, p, l))
+				found = true;
+		mutex_unlock(&swapalloc_devices_lock);
+		if (!found)
+			pr_info("devices=: no active swap device %.*s; it is bound when swapped on\n",
+				(int)l, p);
+		p += l;
+		if (*p == ',')
+			p++;
+	}
 }
 
 static void swapalloc_discard_work(struct work_struct *work)
@@ -369,6 +394,7 @@ static int __init swapalloc_init(void)
 		return err;
 	}
 	pr_info("version %s loaded\n", SWAPALLOC_VERSION);
+	swapalloc_report_unbound();
 	return 0;
 }
 

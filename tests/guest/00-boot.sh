@@ -14,11 +14,11 @@ set -euo pipefail
 want=${SWAPALLOC_KERNELRELEASE:-}
 got=$(uname -r)
 if [ -z "$want" ]; then
-	fail kernelrelease "SWAPALLOC_KERNELRELEASE is not set (run me with scripts/vm-run.sh)"
+	fail "infrastructure: kernelrelease" "SWAPALLOC_KERNELRELEASE is not set (run me with scripts/vm-run.sh)"
 elif [ "$got" = "$want" ]; then
-	pass kernelrelease
+	pass "infrastructure: kernelrelease"
 else
-	fail kernelrelease "uname -r is '$got', the built tree's kernelrelease is '$want'"
+	fail "infrastructure: kernelrelease" "uname -r is '$got', the built tree's kernelrelease is '$want'"
 fi
 
 # guest-mounts: the file systems guest-init promises.
@@ -29,9 +29,9 @@ for m in /proc /sys /dev /tmp /run /mnt/out /sys/kernel/debug /sys/kernel/tracin
 done
 touch /mnt/out/.writable 2>/dev/null && rm -f /mnt/out/.writable || missing+=" /mnt/out(read-only)"
 if [ -z "$missing" ]; then
-	pass guest-mounts
+	pass "infrastructure: guest-mounts"
 else
-	fail guest-mounts "not mounted:$missing"
+	fail "infrastructure: guest-mounts" "not mounted:$missing"
 fi
 
 # zram-swap: 256 MiB of patterned memory out to zram with MADV_PAGEOUT and back.

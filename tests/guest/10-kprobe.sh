@@ -14,17 +14,17 @@ require_cmd bpftrace
 fn=cluster_alloc_swap_entry
 
 if ! grep -qE " [tT] $fn\$" /proc/kallsyms; then
-	fail kprobe-symbol "$fn is not in /proc/kallsyms (inlined?)"
+	fail "infrastructure: kprobe-symbol" "$fn is not in /proc/kallsyms (inlined?)"
 	finish
 fi
-pass kprobe-symbol
+pass "infrastructure: kprobe-symbol"
 
 if ! sv=$(tool swapverify); then
-	fail kprobe-hits "tests/tools/swapverify is not built"
+	fail "infrastructure: kprobe-hits" "tests/tools/swapverify is not built"
 	finish
 fi
 if ! setup_zram 256M >/dev/null; then
-	fail kprobe-hits "setup_zram 256M failed"
+	fail "infrastructure: kprobe-hits" "setup_zram 256M failed"
 	finish
 fi
 
@@ -46,7 +46,7 @@ done
 if [ $attached -eq 0 ]; then
 	bpftrace_stop $bt || true
 	sed 's/^/# bpftrace: /' "$bt_out"
-	fail kprobe-hits "bpftrace did not attach to kprobe:$fn within 300 s"
+	fail "infrastructure: kprobe-hits" "bpftrace did not attach to kprobe:$fn within 300 s"
 	finish
 fi
 [ -r /sys/kernel/debug/kprobes/list ] || sleep 2
@@ -62,14 +62,14 @@ sed 's/^/# bpftrace: /' "$bt_out"
 hits=$(sed -n 's/^@hits: *\([0-9]*\).*/\1/p' "$bt_out" | tail -n 1)
 
 if [ $rc -ne 0 ]; then
-	fail kprobe-hits "swapverify -s 64M exited with status $rc"
+	fail "infrastructure: kprobe-hits" "swapverify -s 64M exited with status $rc"
 elif [ -z "$hits" ]; then
-	fail kprobe-hits "no @hits in bpftrace's output (bpftrace exit status $btrc)"
+	fail "infrastructure: kprobe-hits" "no @hits in bpftrace's output (bpftrace exit status $btrc)"
 elif [ "$hits" -gt 0 ]; then
 	note "$fn: $hits hits"
-	pass kprobe-hits
+	pass "infrastructure: kprobe-hits"
 else
-	fail kprobe-hits "$fn was never called while swapping to zram"
+	fail "infrastructure: kprobe-hits" "$fn was never called while swapping to zram"
 fi
 
 finish

@@ -6,6 +6,8 @@
 # with the builtin allocator and with swapalloc on zram, a non-rotational
 # and a rotational virtio disk; after each scenario swapalloc's invariant
 # check, and its per-order counters against the kernel's mTHP counters.
+# make check moves 256M per process and scenario (1 GiB per device);
+# make stress (SWAPALLOC_STRESS=1) 512M (2 GiB per device).
 #
 # vm: --mem 1G --disk ssd0:640M --disk rot0:640M --timeout 1800
 . "$(dirname "$0")/../lib/guest.sh"
@@ -108,36 +110,41 @@ scenario() {
 	fi
 }
 
-mthp_enable 64
+mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
+if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
+	size=512M base=256M
+else
+	size=256M base=128M
+fi
 
-# The builtin allocator, as a baseline: 1 GiB through zram.
-zram=$(setup_zram 640M)
-run "builtin zram: 4K folios" 4k 256M
-run "builtin zram: 64K folios" 64k 256M
-swapoff "$zram"
+# The builtin allocator, as a baseline: 1 GiB (stress; 512M in make check) through zram.
+zram=$(setup_zram 640M) || { fail "setup_zram 640M"; finish; }
+run "builtin zram: 4K folios" 4k $base
+run "builtin zram: 64K folios" 64k $base
+must swapoff "$zram"
 
-insmod "$SWAPALLOC_TOP/swapalloc.ko" || { fail "insmod swapalloc"; finish; }
+must insmod "$SWAPALLOC_TOP/swapalloc.ko" || finish
 
-swapon "$zram"
+must swapon "$zram"
 bound_as zram0 ssd percpu && pass "zram bound, per-CPU policy" ||
 	fail "zram bound, per-CPU policy" "$(cat $dbg/devices)"
-scenario "swapalloc zram" zram0 512M
-swapoff "$zram"
+scenario "swapalloc zram" zram0 $size
+must swapoff "$zram"
 
-ssd=$(find_disk ssd0)
-set_rotational "$ssd" 0
-mkswap "$ssd" >/dev/null && swapon "$ssd"
-scenario "swapalloc ssd virtio" "${ssd##*/}" 512M
-swapoff "$ssd"
+ssd=$(find_disk ssd0) || fail "find_disk ssd0"
+must set_rotational "$ssd" 0
+must mkswap "$ssd" >/dev/null && must swapon "$ssd"
+scenario "swapalloc ssd virtio" "${ssd##*/}" $size
+must swapoff "$ssd"
 
-rot=$(find_disk rot0)
-set_rotational "$rot" 1
-mkswap "$rot" >/dev/null && swapon "$rot"
+rot=$(find_disk rot0) || fail "find_disk rot0"
+must set_rotational "$rot" 1
+must mkswap "$rot" >/dev/null && must swapon "$rot"
 bound_as "${rot##*/}" rotational global &&
 	pass "rotational disk bound, global policy" ||
 	fail "rotational disk bound, global policy" "$(cat $dbg/devices)"
-scenario "swapalloc rotational virtio" "${rot##*/}" 512M
-swapoff "$rot"
+scenario "swapalloc rotational virtio" "${rot##*/}" $size
+must swapoff "$rot"
 
 rmmod swapalloc && pass "rmmod" || fail "rmmod"
 finish

@@ -7,33 +7,56 @@
 # 64 MiB zram device and a 64 MiB rotational virtio disk.  Per-iteration
 # fallback % goes to results/thp-swap-allocator.tsv in the VM's output
 # directory (tests/run copies it to build/results/).  Asserted: the tool
-# ran its 100 iterations, swapalloc never falls back on zram (builtin
-# does not either) and stays far below the builtin's 100 % on the
-# rotational disk; invariants hold after every run.
+# ran its iterations, swapalloc never falls back on zram (builtin does
+# not either) and stays at most half the builtin's figure, measured in
+# the same boot, on the rotational disk; invariants hold after every run.
 #
-# vm: --mem 1G --disk rot0:64M --timeout 2100
+# The tool always runs 100 iterations; make check stops it after 30
+# (THP_TEST_ITERATIONS) and takes the steady state over the second half,
+# make stress (SWAPALLOC_STRESS=1) lets it run all 100, steady state =
+# mean of iterations 51-100, the figures README quotes.
+#
+# vm: --mem 1G --disk rot0:64M --timeout 1200
+# stress-vm: --timeout 2100
 . "$(dirname "$0")/../lib/guest.sh"
 
 t=${SWAPALLOC_KERNEL_TREE:-}/tools/mm/thp_swap_allocator_test
 [ -x "$t" ] || { fail "thp_swap_allocator_test built" "no $t"; finish; }
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
-iters=${THP_TEST_ITERATIONS:-100}
+if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
+	iters=${THP_TEST_ITERATIONS:-100}
+else
+	iters=${THP_TEST_ITERATIONS:-30}
+fi
+[ "$iters" -ge 2 ] && [ "$iters" -le 100 ] || { fail "THP_TEST_ITERATIONS=$iters" "must be 2..100"; finish; }
+half=$((iters / 2))
 res=/mnt/out/results
 mkdir -p "$res"
 tsv=$res/thp-swap-allocator.tsv
 echo -e "device\tallocator\tmode\titeration\tfallback_pct" > "$tsv"
 
-mthp_enable 64
+mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 
 # one DEV DEVNAME ALLOC MODE...: run the tool once, record, print steady state.
 steady=
 one() {
 	local dev=$1 devname=$2 alloc=$3 mode=$4 log
 	log=/tmp/thp-$devname-$alloc-${mode// /}.log
-	# The tool runs 100 iterations; fewer with THP_TEST_ITERATIONS for quick runs.
-	if ! timeout 900 "$t" $mode > "$log" 2>&1; then
-		fail "$devname $alloc '$mode': tool ran" "$(tail -n 2 "$log" | tr '\n' ' ')"
+	# The tool runs 100 iterations; stop it after $iters (line-buffered
+	# output, so that the lines it printed are not lost with it).
+	local pid rc=0 k
+	stdbuf -oL "$t" $mode > "$log" 2>&1 &
+	pid=$!
+	for ((k = 0; k < 1800; k++)); do
+		kill -0 $pid 2>/dev/null || break
+		[ "$(grep -c '^Iteration' "$log")" -ge "$iters" ] && { kill $pid; break; }
+		sleep 0.5
+	done
+	kill -0 $pid 2>/dev/null && kill -KILL $pid
+	wait $pid || rc=$?
+	if [ $rc -ne 0 ] && [ "$(grep -c '^Iteration' "$log")" -lt "$iters" ]; then
+		fail "$devname $alloc '$mode': tool ran" "exit status $rc: $(tail -n 2 "$log" | tr '\n' ' ')"
 		steady=
 		return
 	fi
@@ -47,9 +70,9 @@ one() {
 		steady=
 		return
 	fi
-	steady=$(awk '/^Iteration/ { sub(":", "", $2); i = $2 + 0; p = $NF; sub("%", "", p);
-		if (i > 50) { s += p; n++ } } END { if (n) printf "%.2f", s / n; else print "nan" }' "$log")
-	note "$devname $alloc ${mode:-none}: steady-state fallback ${steady}% (mean of iterations 51-100)"
+	steady=$(awk -v h="$half" -v e="$iters" '/^Iteration/ { sub(":", "", $2); i = $2 + 0; p = $NF; sub("%", "", p);
+		if (i > h && i <= e) { s += p; n++ } } END { if (n) printf "%.2f", s / n; else print "nan" }' "$log")
+	note "$devname $alloc ${mode:-none}: steady-state fallback ${steady}% (mean of iterations $((half + 1))-$iters)"
 	pass "$devname $alloc '${mode:-none}': tool ran"
 }
 
@@ -60,9 +83,8 @@ device() {
 	local devname=$1 dev=$2 m
 	for alloc in ${THP_TEST_ALLOCATORS:-builtin swapalloc}; do
 		case $alloc in
-		swapalloc) insmod "$ko" || { fail "$devname insmod"; return; } ;;
-		swapalloc-antifrag)
-			insmod "$ko" placement=antifrag || { fail "$devname insmod"; return; } ;;
+		swapalloc) must insmod "$ko" || return ;;
+		swapalloc-antifrag) must insmod "$ko" placement=antifrag || return ;;
 		esac
 		for m in "${modes[@]}"; do
 			one "$dev" "$devname" $alloc "$m"
@@ -74,7 +96,7 @@ device() {
 					fail "$devname '${m:-none}': invariants" "$c"
 			fi
 		done
-		[ $alloc != builtin ] && rmmod swapalloc
+		[ $alloc = builtin ] || must rmmod swapalloc
 	done
 }
 
@@ -113,10 +135,10 @@ for devname in $devices; do
 	case $devname in
 	*-memcg) echo $$ > /sys/fs/cgroup/cgroup.procs ;;
 	esac
-	swapoff "$dev"
+	must swapoff "$dev"
 done
 
-echo "# steady-state fallback % (mean of iterations 51-100)"
+echo "# steady-state fallback % (mean of iterations $((half + 1))-$iters)"
 printf '# %-11s %-10s %8s %8s %8s %8s\n' device allocator -a none "-a -s" -s
 for d in $devices; do
 	for a in ${THP_TEST_ALLOCATORS:-builtin swapalloc}; do
@@ -126,7 +148,8 @@ for d in $devices; do
 done
 
 # Targets (issue 3): zram stays at 0.00 % in every mode; on the rotational
-# disk -a is 0.00 % and every mode far below the builtin's 100 %.
+# disk -a is 0.00 % and every mode at most half of the builtin's figure
+# from this boot (100 % on 6.12: it never gives rotational disks mTHP).
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }'; }
 case " $devices " in
 *" zram rotational "*) ;;
@@ -138,8 +161,9 @@ for m in -a none "-a -s" -s; do
 		fail "zram swapalloc '$m': 0.00% fallback" "steady state ${v:-missing}%"
 	v=${result[rotational,swapalloc,$m]:-}
 	b=${result[rotational,builtin,$m]:-}
-	lt "$v" 50 && pass "rotational swapalloc '$m': far below builtin (${b:-?}%)" ||
-		fail "rotational swapalloc '$m': far below builtin" "steady state ${v:-missing}% vs ${b:-?}%"
+	h=$(awk -v b="$b" 'BEGIN { if (b != "") print b / 2 }')
+	lt "$v" "${h:-}" && pass "rotational swapalloc '$m': far below builtin (${v}% vs ${b}%)" ||
+		fail "rotational swapalloc '$m': far below builtin" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
 done
 v=${result[rotational,swapalloc,-a]:-}
 lt "$v" 0.005 && pass "rotational swapalloc '-a': 0.00% fallback" ||

@@ -2,26 +2,39 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The allocator core in userspace (tests/unit/, tests/shim/): build, then
-#   - the unit tests, plain and with ASan + UBSan;
+#   - the unit tests (test_core, test_rules): one result per test, and
+#     one per binary for the rerun with ASan + UBSan;
 #   - the model test with a fresh random seed (printed, seed=N) and with a
-#     fixed one, plain, and a shorter run with ASan + UBSan;
-#   - the libFuzzer target for a bounded time;
+#     fixed one: one result per configuration; a shorter run with ASan +
+#     UBSan: one result;
+#   - the libFuzzer target for a bounded time: one result;
 #   - bench/swapsim: a short run recorded as a trace, replayed, and every
-#     recorded free must apply.
-# Each step prints PASS/FAIL; the last line is "N passed, N failed".
-# Exit 0 if every step passed, 1 otherwise.  About a minute on 2 cores.
+#     recorded free must apply: one result.
+# Each prints PASS/FAIL lines, which tests/run counts one by one
+# (host/10-unit/...); the last line is "N passed, N failed".  Exit 0 if
+# everything passed, 1 otherwise.  About a minute on 2 cores.
 #
-#   FUZZ_TIME=SECONDS (default 20), MODEL_OPS=N (default 20000 per config)
+#   FUZZ_TIME=SECONDS (default 20; 300 with SWAPALLOC_STRESS=1),
+#   MODEL_OPS=N (default 20000 per config; 200000 with SWAPALLOC_STRESS=1)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 O=$top/build/unit
-fuzz_time=${FUZZ_TIME:-20}
-model_ops=${MODEL_OPS:-20000}
+if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
+	fuzz_time=${FUZZ_TIME:-300}
+	model_ops=${MODEL_OPS:-200000}
+else
+	fuzz_time=${FUZZ_TIME:-20}
+	model_ops=${MODEL_OPS:-20000}
+fi
 passed=0
 failed=0
 
 # clang, llvm and libclang-rt-14-dev for the fuzzer
-"$top/scripts/deps.sh" test >/dev/null || exit 1
+if ! "$top/scripts/deps.sh" test >/dev/null; then
+	echo "FAIL: prerequisites (infrastructure): scripts/deps.sh test failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 
 step() {
 	local name=$1 log
@@ -41,16 +54,41 @@ step() {
 	rm -f "$log"
 }
 
+# each NAME CMD...: run CMD, a test binary printing one PASS/FAIL line per
+# test or configuration, and pass each line on as NAME/...; fails also if
+# it exits non-zero without a FAIL line or prints no result at all.
+each() {
+	local name=$1 log rc=0 n=0 line
+	shift
+	log=$(mktemp)
+	"$@" >"$log" 2>&1 || rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		PASS:*) echo "PASS: $name/${line#PASS: }"; passed=$((passed + 1)); n=$((n + 1)) ;;
+		FAIL:*) echo "FAIL: $name/${line#FAIL: }"; failed=$((failed + 1)); n=$((n + 1)) ;;
+		esac
+	done <"$log"
+	if [ $n -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^FAIL' "$log"; }; then
+		echo "FAIL: $name: exit status $rc, $n results"
+		tail -n 10 "$log" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+	grep -m1 '^seed=' "$log" | sed "s/^/    $name: /"
+	rm -f "$log"
+}
+
 if ! make -s -C "$top/tests/unit" -j2 O="$O" all; then
-	echo "FAIL: build"
+	echo "FAIL: build (infrastructure)"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
 
-step "unit" "$O/test_core"
-step "unit-asan-ubsan" "$O/test_core-san"
-step "model-fresh-seed" "$O/test_model" -n "$model_ops"
-step "model-seed-1" "$O/test_model" -n "$model_ops" -s 1
+each "unit" "$O/test_core"
+each "unit" "$O/test_rules"
+step "unit-asan-ubsan: test_core" "$O/test_core-san"
+step "unit-asan-ubsan: test_rules" "$O/test_rules-san"
+each "model-fresh-seed" "$O/test_model" -n "$model_ops"
+each "model-seed-1" "$O/test_model" -n "$model_ops" -s 1
 step "model-asan-ubsan" "$O/test_model-san" -n 3000
 
 fuzz() {

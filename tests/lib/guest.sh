@@ -25,9 +25,10 @@ fail() { echo "FAIL: $1: ${2:-failed}"; _guest_failed=1; }
 skip() { echo "SKIP: $1: ${2:-skipped}"; }
 note() { echo "# $*"; }
 
-# finish: swap off, reset zram devices, end the suite: exit 1 if any test failed.
+# finish: swap off, reset zram devices, end the suite: exit 1 if any test
+# failed, or if a device cannot be swapped off.
 finish() {
-	swapoff_all
+	swapoff_all || fail "finish: swapoff of every device" "see above"
 	local z
 	for z in /sys/block/zram*; do
 		[ -e "$z/reset" ] && echo 1 > "$z/reset" 2>/dev/null
@@ -219,4 +220,13 @@ bpftrace_stop() {
 		kill -0 "$pid" 2>/dev/null || break
 	done
 	wait_bounded 1 "$pid"
+}
+
+# must CMD...: run CMD (swapon, swapoff, mkswap, insmod, rmmod, ...); if it
+# fails, a FAIL line names the command and its error; returns its status.
+must() {
+	local rc=0
+	"$@" 2>/tmp/must.err || rc=$?
+	[ $rc -eq 0 ] || fail "$*" "exit status $rc: $(tr '\n' ' ' </tmp/must.err | cut -c1-200)"
+	return $rc
 }

@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bad input, and devices at the edges of what swapon accepts, with
+# swapalloc loaded; then the data checker's own corruption mode.
+#
+#  - Every module parameter: empty, overlong (devices= over 255
+#    characters), leading, trailing and doubled commas, spaces,
+#    non-ASCII, unknown values: insmod fails with EINVAL, the kernel log
+#    says why, nothing is loaded.  A device that does not exist loads (it
+#    may be swapped on later), binds nothing else and says so.
+#  - Every writable debugfs file: empty, junk, overflowing numbers, a
+#    write longer than the kernel's conversion buffer (33 zeros, then
+#    "1junk"), non-ASCII: EINVAL, counters unchanged.
+#  - A debugfs descriptor held open across swapoff and across rmmod:
+#    swapoff works, the stale descriptor gets an error, rmmod refuses
+#    while it is open ("in use") and works once it is closed.
+#  - Size edges: a device smaller than one cluster, one with a partial
+#    last cluster, one whose swap header lists bad pages: bound, data
+#    verified, check ok.
+#  - SWAPVERIFY_CORRUPT: swapverify must report the damage it plants.
+#
+# Prints "bad inputs tried: N" at the end.
+#
+# vm: --mem 1G --timeout 600
+. "$(dirname "$0")/../lib/guest.sh"
+
+verify=$(tool swapverify) || { fail "infrastructure: swapverify built"; finish; }
+ko=$SWAPALLOC_TOP/swapalloc.ko
+dbg=/sys/kernel/debug/swapalloc
+tried=0
+
+check_ok() {
+	local name=$1 dev=$2 res
+	res=$(sa_check "$dev")
+	[ "$res" = ok ] && pass "$name" || fail "$name" "$res"
+}
+
+loaded() { grep -q "^swapalloc " /proc/modules; }
+
+# bad_insmod LABEL LOGRE ARG: insmod with ARG fails with EINVAL, nothing is
+# left loaded, the kernel log has a line matching LOGRE since the attempt.
+bad_insmod() {
+	local label=$1 re=$2 arg=$3 err n0
+	tried=$((tried + 1))
+	n0=$(dmesg | wc -l)
+	if insmod "$ko" "$arg" 2>/tmp/insmod.err; then
+		fail "insmod $label refused" "it loaded"
+		rmmod swapalloc
+		return
+	fi
+	err=$(cat /tmp/insmod.err)
+	if loaded; then
+		fail "insmod $label refused" "module left loaded"
+	elif ! grep -q "Invalid argument\|Invalid parameters" <<<"$err"; then
+		fail "insmod $label refused with EINVAL" "$err"
+	elif ! dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: $re"; then
+		fail "insmod $label refused, the kernel log says why" \
+			"no 'swapalloc: $re' in: $(dmesg | tail -n +$((n0 + 1)) | tail -n 3 | tr '\n' ' ')"
+	else
+		pass "insmod $label refused with EINVAL, the kernel log says why"
+	fi
+}
+
+long=$(printf 'z%.0s' $(seq 256))
+bad_insmod "devices= of 256 characters" "devices= is longer than 255" "devices=$long"
+bad_insmod "devices= of 1000 characters" "devices= is longer than 255" "devices=$long$long$long${long:0:232}"
+bad_insmod "devices=,zram0" "devices=: empty device name" "devices=,zram0"
+bad_insmod "devices=zram0," "devices=: empty device name" "devices=zram0,"
+bad_insmod "devices=zram0,,zram1" "devices=: empty device name" "devices=zram0,,zram1"
+bad_insmod "devices=," "devices=: empty device name" "devices=,"
+bad_insmod "devices='zram0 zram1'" "devices=: device names are printable ASCII" 'devices="zram0 zram1"'
+bad_insmod "devices= with a tab" "devices=: device names are printable ASCII" "devices=\"zram0$(printf '\t')x\""
+bad_insmod "devices= non-ASCII" "devices=: device names are printable ASCII" "devices=zr$(printf '\303\251')m0"
+bad_insmod "devices= control character" "devices=: device names are printable ASCII" "devices=zram$(printf '\001')"
+bad_insmod "policy=" "policy= must be auto, percpu or global" "policy="
+bad_insmod "policy=bogus" "policy= must be auto, percpu or global" "policy=bogus"
+bad_insmod "policy=PERCPU" "policy= must be auto, percpu or global" "policy=PERCPU"
+bad_insmod "policy=percpu,global" "policy= must be auto, percpu or global" "policy=percpu,global"
+bad_insmod "policy= overlong" "policy= must be auto, percpu or global" "policy=$long"
+bad_insmod "policy= non-ASCII" "policy= must be auto, percpu or global" "policy=p$(printf '\303\251')rcpu"
+
+# An unknown parameter: the module loader ignores it (6.12 does so for
+# every module) and says so; nothing else changes.
+tried=$((tried + 1))
+n0=$(dmesg | wc -l)
+if must insmod "$ko" bogus=1; then
+	dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: unknown parameter 'bogus' ignored" &&
+		pass "insmod bogus=1: the kernel log says it is ignored" ||
+		fail "insmod bogus=1: the kernel log says it is ignored" "$(dmesg | tail -n 2 | tr '\n' ' ')"
+	must rmmod swapalloc
+fi
+
+# The longest devices= that fits (255) is accepted.
+tried=$((tried + 1))
+if must insmod "$ko" "devices=${long:0:255}"; then
+	pass "devices= of 255 characters accepted"
+	must rmmod swapalloc
+fi
+
+mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
+zram=$(setup_zram 256M) || { fail "setup_zram 256M"; finish; }
+name=${zram##*/}
+
+# A device that does not exist: loads, binds nothing, the log says so.
+tried=$((tried + 1))
+n0=$(dmesg | wc -l)
+if must insmod "$ko" devices=nosuchdev; then
+	row=$(awk -v d="$name" '$1 == d' "$dbg/devices")
+	if [ -e "$dbg/$name" ] || ! grep -q " builtin " <<<"$row"; then
+		fail "devices=nosuchdev binds nothing" "$(cat "$dbg/devices")"
+	else
+		pass "devices=nosuchdev binds nothing ($name stays builtin)"
+	fi
+	dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: devices=: no active swap device nosuchdev" &&
+		pass "devices=nosuchdev: the kernel log names it" ||
+		fail "devices=nosuchdev: the kernel log names it" "$(dmesg | tail -n +$((n0 + 1)) | tr '\n' ' ')"
+	must rmmod swapalloc
+fi
+
+# --- writable debugfs files
+must insmod "$ko" devices="$name" || finish
+"$verify" -s 32M -f 64k -i 1 -q > /tmp/v.log 2>&1 || fail "swap before the debugfs writes" "$(tail -n 1 /tmp/v.log)"
+zeros33=$(printf '0%.0s' $(seq 33))
+junk=($'\n' "" "abc" "-1" "2" "1junk" " 1 1" "0x1" "1.0" "99999999999999999999"
+      "4294967297" "${zeros33}1junk" "$long" "$(printf '1\303\251')"
+      "$(printf '\303\251')" "1,")
+writable=$(find "$dbg" -type f -perm -200 | sort)
+[ -n "$writable" ] || fail "debugfs has writable files" "none under $dbg"
+for f in $writable; do
+	rel=${f#"$dbg"/}
+	cat "$dbg/$name/alloc" "$dbg/$name/reclaim" "$dbg/$name/discard" > /tmp/before 2>&1
+	nbad=0
+	for j in "${junk[@]}"; do
+		tried=$((tried + 1))
+		shown=$(printf '%q' "$j" | cut -c1-24)
+		if printf '%s' "$j" > "$f" 2>/tmp/err; then
+			# An empty write never reaches the file (no write(2) call).
+			[ -z "$j" ] && continue
+			fail "$rel: write $shown refused" "write succeeded"
+			nbad=$((nbad + 1))
+		elif ! grep -q "Invalid argument" /tmp/err; then
+			fail "$rel: write $shown refused with EINVAL" "$(cat /tmp/err)"
+			nbad=$((nbad + 1))
+		fi
+	done
+	[ $nbad -eq 0 ] && pass "$rel: ${#junk[@]} bad writes refused with EINVAL"
+	cat "$dbg/$name/alloc" "$dbg/$name/reclaim" "$dbg/$name/discard" > /tmp/after 2>&1
+	cmp -s /tmp/before /tmp/after && pass "$rel: counters unchanged by bad writes" ||
+		fail "$rel: counters unchanged by bad writes" "$(diff /tmp/before /tmp/after | head -n 4 | tr '\n' ' ')"
+done
+check_ok "invariants after the bad writes" "$name"
+
+# --- a descriptor held open across swapoff, then across rmmod
+exec 3< "$dbg/$name/alloc"
+exec 4> "$dbg/$name/reset"
+if swapoff "$zram" 2>/tmp/err; then
+	pass "swapoff with debugfs descriptors open"
+else
+	fail "swapoff with debugfs descriptors open" "$(cat /tmp/err)"
+fi
+tried=$((tried + 2))
+if out=$(cat <&3 2>&1); then
+	# A read from offset 0 of a file that is gone must not show counters.
+	[ -z "$out" ] && pass "read of a removed debugfs file: nothing" ||
+		fail "read of a removed debugfs file fails" "read: $(head -c 100 <<<"$out")"
+else
+	pass "read of a removed debugfs file fails ($(tail -n 1 <<<"$out" | sed 's/.*: //'))"
+fi
+if echo 1 >&4 2>/tmp/err; then
+	fail "write to a removed debugfs file fails" "it succeeded"
+else
+	pass "write to a removed debugfs file fails ($(sed 's/.*: //' /tmp/err))"
+fi
+exec 3<&- 4>&-
+[ ! -e "$dbg/$name" ] && pass "swapoff removed $dbg/$name" || fail "swapoff removed $dbg/$name"
+must swapon "$zram"
+[ -e "$dbg/$name" ] && pass "swapon bound $name again" || fail "swapon bound $name again" "$(cat "$dbg/devices")"
+exec 3< "$dbg/$name/alloc"
+tried=$((tried + 1))
+if rmmod swapalloc 2>/tmp/err; then
+	fail "rmmod refused while a debugfs file is open" "it unloaded"
+	exec 3<&-
+else
+	grep -q "in use" /tmp/err && pass "rmmod refused while a debugfs file is open (in use)" ||
+		fail "rmmod refused while a debugfs file is open, saying why" "$(cat /tmp/err)"
+	loaded && [ -e "$dbg/$name" ] && check_ok "nothing changed by the refused rmmod" "$name"
+	exec 3<&-
+	must rmmod swapalloc && pass "rmmod once the descriptor is closed"
+fi
+must swapoff "$zram"
+must eval "echo 1 > /sys/block/$name/reset"
+
+# --- size edges
+must insmod "$ko" || finish
+# edge LABEL SIZE [BADPAGES...]: a zram device of SIZE, mkswap, the swap
+# header's bad-page list set to BADPAGES, swapon, bound, data, check.
+edge() {
+	local label=$1 size=$2 dev n i off
+	shift 2
+	dev=$(setup_zram "$size" 2>/tmp/err) || { fail "$label: set up" "$(cat /tmp/err)"; return; }
+	if [ $# -gt 0 ]; then
+		must swapoff "$dev" || return
+		# union swap_header: nr_badpages at 1032, badpages[] at 1536, __u32 LE.
+		n=$#
+		printf "$(printf '\\%03o' $((n & 255)) 0 0 0)" | dd of="$dev" bs=1 seek=1032 conv=notrunc status=none
+		off=1536
+		for i in "$@"; do
+			printf "$(printf '\\%03o' $((i & 255)) $(((i >> 8) & 255)) $(((i >> 16) & 255)) 0)" |
+				dd of="$dev" bs=1 seek=$off conv=notrunc status=none
+			off=$((off + 4))
+		done
+		sync
+		must swapon "$dev" || return
+		note "$label: /proc/swaps: $(grep "^$dev " /proc/swaps)"
+	fi
+	local d=${dev##*/} slots
+	slots=$(awk -v d="$dev" '$1 == d { print $3 / 4 }' /proc/swaps)
+	if ! grep -q "^$d .* swapalloc " "$dbg/devices"; then
+		fail "$label: bound" "$(cat "$dbg/devices")"
+	else
+		pass "$label ($slots slots): bound"
+	fi
+	if "$verify" -s 8M -f 64k -i 2 -q -n > /tmp/edge.log 2>&1; then
+		pass "$label: data intact ($(tail -n 1 /tmp/edge.log | sed 's/^swapverify: //'))"
+	else
+		fail "$label: data intact" "$(tail -n 1 /tmp/edge.log)"
+	fi
+	check_ok "$label: invariants" "$d"
+	note "$label: $(awk -v d="$d" '$1 == d' "$dbg/devices")"
+	must swapoff "$dev"
+	must eval "echo 1 > /sys/block/$d/reset"
+}
+edge "device smaller than a cluster (1M)" 1M
+edge "partial last cluster (2M + 152K)" 2200K
+edge "bad pages in the header" 8M 1 5 511 512 513 1000 2047
+must rmmod swapalloc
+
+# --- the checker checks: SWAPVERIFY_CORRUPT=3 must find 3 per process
+zram=$(setup_zram 64M) || { fail "setup_zram 64M"; finish; }
+must insmod "$ko"
+rc=0
+SWAPVERIFY_CORRUPT=3 "$verify" -s 16M -p 2 -i 2 > /tmp/corrupt.log 2>&1 || rc=$?
+n=$(sed -n 's/.*verified .*, \([0-9]*\) mismatches$/\1/p' /tmp/corrupt.log | tail -n 1)
+if [ $rc -eq 1 ] && [ "${n:-0}" -eq 6 ] && grep -q "FAIL: 6 pages read back wrong" /tmp/corrupt.log; then
+	pass "swapverify's self-test: 6 planted corruptions in 2 processes reported, exit 1"
+else
+	tail -n 8 /tmp/corrupt.log | sed 's/^/# /'
+	fail "swapverify's self-test reports planted corruption" "exit $rc, ${n:-no} mismatches (want exit 1, 6)"
+fi
+check_ok "invariants after the self-test" "${zram##*/}"
+must rmmod swapalloc
+
+note "bad inputs tried: $tried"
+finish
