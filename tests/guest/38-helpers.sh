@@ -135,4 +135,11 @@ one commit_usage_bad h4 "$call" "$ret"
 one discard_nodiscard h5 "$call" "$ret"
 one discard_notheld h6 "$call" "$ret" --discard=pages
 one hold_noquiesce h7 "calling swap_alloc_unregister" "swap_alloc_unregister returned"
+# A disk whose swapoff failed above holds a slot counted in use that no
+# page holds: swapoff_all in finish would retry forever.  Leave it on.
+left=$(awk 'NR > 1 { print $1 }' /proc/swaps)
+for d in $left; do
+	timeout 30 swapoff "$d" || { note "$d left swapped on"; _guest_failed=1; }
+done
+[ "$_guest_failed" = 0 ] || exit 1
 finish
