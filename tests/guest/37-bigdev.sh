@@ -139,7 +139,7 @@ hold_lines() {
 	fi
 	while read -r m; do
 		[ "$m" -gt "$worst" ] && worst=$m
-	done < <(sed -n 's/.*longest hold \([0-9]*\) us.*/\1/p' <<<"$lines")
+	done <<<"$(sed -n 's/.*longest hold \([0-9]*\) us.*/\1/p' <<<"$lines")"
 	note "$name: longest hold $worst us over $n lines"
 	pass "$name: hold measured"
 	[ "$worst" -lt "$max_hold_us" ] && pass "$name: longest hold under $((max_hold_us / 1000)) ms" ||
