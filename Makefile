@@ -2,13 +2,14 @@
 #
 #   make demo            boot the patched kernel, load swapalloc, swap, show stats and a trace
 #   make check           every test (what CI runs)
+#   make stress          the pressure suites (35-38) with bigger workloads
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
-.PHONY: all module modules clean kernel demo check style unit
+.PHONY: all module modules clean kernel demo check stress style unit
 
 all: module
 
@@ -28,6 +29,10 @@ demo:
 
 check:
 	@tests/run
+
+stress:
+	@SWAPALLOC_GUEST_ENV="DISCARD_THP_MODES=none,-s CHURN_RACE_SECS=300 $(SWAPALLOC_GUEST_ENV)" \
+		tests/run -k 35-discard -k 36-bind-churn -k 37-bigdev -k 38-helpers
 
 unit:
 	@tests/run -k unit
