@@ -3,7 +3,8 @@
 #
 # The helpers the kernel exports to allocator modules refuse bad input
 # (issue 9, item 6).  tests/kmod/sa_helpers_test.ko registers its own
-# struct swap_alloc_ops (without ->quiesce) on one device and makes one bad
+# struct swap_alloc_ops (without ->quiesce, but for the discard of held
+# slots on a device without discard) on one device and makes one bad
 # call per load: swap_alloc_commit() with order 40 or -1 or usage 0 or
 # 0x3f, swap_alloc_discard() on a device swapped on without discard and of
 # slots not held, and swap_alloc_hold() of 4 clusters kept through rmmod.
@@ -82,8 +83,8 @@ fill_check() {
 	fi
 }
 
-# one TEST SERIAL FROM TO [swapon options]: swap on disk SERIAL, load the
-# module for TEST on it, unload it, check.  FROM and TO are regexes of the
+# [kargs=PARAMS] one TEST SERIAL FROM TO [swapon options]: swap on disk
+# SERIAL, load the module for TEST (and PARAMS) on it, unload it, check.  FROM and TO are regexes of the
 # log lines around the call under test.
 one() {
 	local t=$1 serial=$2 from=$3 to=$4 mark log lines used dev base
@@ -93,7 +94,8 @@ one() {
 	mark="sa-helpers-suite: begin $t"
 	echo "$mark" > /dev/kmsg
 	base=$(swaps_col "$dev" 4)
-	if ! insmod "$ko" dev="${dev##*/}" test="$t" 2>/tmp/insmod.err; then
+	# shellcheck disable=SC2086 # kargs: more module parameters, if any
+	if ! insmod "$ko" dev="${dev##*/}" test="$t" ${kargs:-} 2>/tmp/insmod.err; then
 		fail "$t: insmod" "$(cat /tmp/insmod.err)"
 		log_since "$mark" | sed 's/^/# /' | tail -n 20
 		return
@@ -132,9 +134,11 @@ one commit_order40 h1 "$call" "$ret"
 one commit_order_neg h2 "$call" "$ret"
 one commit_usage0 h3 "$call" "$ret"
 one commit_usage_bad h4 "$call" "$ret"
-one discard_nodiscard h5 "$call" "$ret"
+# With a ->quiesce, so that swap_alloc_hold() may hold the slots first.
+kargs=quiesce=1 one discard_nodiscard h5 "calling swap_alloc_discard" "swap_alloc_discard returned"
 one discard_notheld h6 "$call" "$ret" --discard=pages
-one hold_noquiesce h7 "calling swap_alloc_unregister" "swap_alloc_unregister returned"
+# Refused when holding (the allocator has no ->quiesce) or when unregistering.
+one hold_noquiesce h7 "calling swap_alloc_hold" "swap_alloc_unregister returned"
 # A disk whose swapoff failed above holds a slot counted in use that no
 # page holds: swapoff_all in finish would retry forever.  Leave it on.
 left=$(awk 'NR > 1 { print $1 }' /proc/swaps)

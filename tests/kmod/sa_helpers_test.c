@@ -7,7 +7,8 @@
  *   insmod sa_helpers_test.ko dev=vdb test=NAME
  *
  * binds the swap device named dev= (and no other), runs one test and stays
- * loaded; rmmod unbinds.  The allocator has no ->quiesce.  Tests:
+ * loaded; rmmod unbinds.  The allocator has no ->quiesce unless quiesce=1
+ * (one that releases every cluster the test still holds).  Tests:
  *
  *   commit_order40    swap_alloc_commit() with order 40
  *   commit_order_neg  swap_alloc_commit() with order -1
@@ -45,6 +46,22 @@ MODULE_PARM_DESC(dev, "swap block device to bind, e.g. vdb");
 static char sa_test_name[32];
 module_param_string(test, sa_test_name, sizeof(sa_test_name), 0444);
 MODULE_PARM_DESC(test, "which bad call to make (see the source)");
+
+static bool sa_test_with_quiesce;
+module_param_named(quiesce, sa_test_with_quiesce, bool, 0444);
+MODULE_PARM_DESC(quiesce, "give the allocator a ->quiesce that releases what it holds");
+
+/*
+ * What a helper returned, for the log: API version 2 made
+ * swap_alloc_hold(), _release() and _discard() return whether they did it.
+ */
+#if SWAP_ALLOC_API_VERSION >= 2
+#define sa_test_ret(call)	((call) ? "true" : "false")
+#define sa_test_ret_ok(call)	(call)
+#else
+#define sa_test_ret(call)	((call), "(void)")
+#define sa_test_ret_ok(call)	((call), true)
+#endif
 
 static struct swap_info_struct *sa_test_si;
 static unsigned long sa_test_held[SA_TEST_HOLD_CLUSTERS];
@@ -85,6 +102,21 @@ static unsigned long sa_test_alloc(struct swap_info_struct *si, int order,
 static void sa_test_free(struct swap_info_struct *si, unsigned long offset,
 			 unsigned int nr)
 {
+}
+
+/* Only with quiesce=1: release every cluster sa_test_run() still holds. */
+static void sa_test_quiesce(struct swap_info_struct *si)
+{
+	unsigned int i;
+
+	spin_lock(&si->lock);
+	for (i = 0; i < sa_test_nr_held; i++)
+		pr_info("%s: ->quiesce: swap_alloc_release(offset %lu) returned %s\n",
+			sa_test_name, sa_test_held[i],
+			sa_test_ret(swap_alloc_release(si, sa_test_held[i],
+						       SA_TEST_CLUSTER)));
+	sa_test_nr_held = 0;
+	spin_unlock(&si->lock);
 }
 
 static void sa_test_detach(struct swap_info_struct *si, void *data)
@@ -159,14 +191,18 @@ static int sa_test_run(struct swap_info_struct *si)
 	if (!strcmp(sa_test_name, "discard_nodiscard")) {
 		/* Held first, so that only the device's missing discard is wrong. */
 		spin_lock(&si->lock);
-		swap_alloc_hold(si, off, SA_TEST_CLUSTER);
+		pr_info("%s: swap_alloc_hold(offset %lu, nr %lu) returned %s\n",
+			sa_test_name, off, SA_TEST_CLUSTER,
+			sa_test_ret(swap_alloc_hold(si, off, SA_TEST_CLUSTER)));
 		spin_unlock(&si->lock);
 		pr_info("%s: calling swap_alloc_discard(offset %lu, nr %lu) on a device without SWP_PAGE_DISCARD\n",
 			sa_test_name, off, SA_TEST_CLUSTER);
-		swap_alloc_discard(si, off, SA_TEST_CLUSTER);
-		pr_info("%s: swap_alloc_discard returned\n", sa_test_name);
+		pr_info("%s: swap_alloc_discard returned %s\n", sa_test_name,
+			sa_test_ret(swap_alloc_discard(si, off, SA_TEST_CLUSTER)));
 		spin_lock(&si->lock);
-		swap_alloc_release(si, off, SA_TEST_CLUSTER);
+		pr_info("%s: swap_alloc_release(offset %lu, nr %lu) returned %s\n",
+			sa_test_name, off, SA_TEST_CLUSTER,
+			sa_test_ret(swap_alloc_release(si, off, SA_TEST_CLUSTER)));
 		spin_unlock(&si->lock);
 		return 0;
 	}
@@ -174,23 +210,26 @@ static int sa_test_run(struct swap_info_struct *si)
 		pr_info("%s: calling swap_alloc_discard(offset %lu, nr %lu) of slots not held (discard %s)\n",
 			sa_test_name, off, SA_TEST_CLUSTER,
 			(si->flags & SWP_PAGE_DISCARD) ? "on" : "off");
-		swap_alloc_discard(si, off, SA_TEST_CLUSTER);
-		pr_info("%s: swap_alloc_discard returned\n", sa_test_name);
+		pr_info("%s: swap_alloc_discard returned %s\n", sa_test_name,
+			sa_test_ret(swap_alloc_discard(si, off, SA_TEST_CLUSTER)));
 		return 0;
 	}
 	if (!strcmp(sa_test_name, "hold_noquiesce")) {
+		pr_info("%s: calling swap_alloc_hold() of %d free clusters, %s ->quiesce\n",
+			sa_test_name, SA_TEST_HOLD_CLUSTERS,
+			sa_test_ops.quiesce ? "with" : "without");
 		spin_lock(&si->lock);
 		for (from = 0, i = 0; i < SA_TEST_HOLD_CLUSTERS; i++) {
 			off = sa_test_free_cluster(si, from);
 			if (!off)
 				break;
-			swap_alloc_hold(si, off, SA_TEST_CLUSTER);
-			sa_test_held[i] = off;
 			from = off + SA_TEST_CLUSTER;
+			if (!sa_test_ret_ok(swap_alloc_hold(si, off, SA_TEST_CLUSTER)))
+				continue;
+			sa_test_held[sa_test_nr_held++] = off;
 		}
-		sa_test_nr_held = i;
 		spin_unlock(&si->lock);
-		pr_info("%s: holding %u clusters (%lu slots) of %s until rmmod; no ->quiesce\n",
+		pr_info("%s: swap_alloc_hold returned: holding %u clusters (%lu slots) of %s until rmmod\n",
 			sa_test_name, sa_test_nr_held,
 			sa_test_nr_held * SA_TEST_CLUSTER, sa_test_dev);
 		return 0;
@@ -207,6 +246,8 @@ static int __init sa_test_init(void)
 		pr_warn("dev= is required\n");
 		return -EINVAL;
 	}
+	if (sa_test_with_quiesce)
+		sa_test_ops.quiesce = sa_test_quiesce;
 	err = swap_alloc_register(&sa_test_ops);
 	if (err) {
 		pr_warn("swap_alloc_register: %d\n", err);
