@@ -249,4 +249,8 @@ awk -v a="${maxl:-1e9}" -v b="$max_lat_ms" 'BEGIN { exit !(a < b) }' &&
 	pass "longest get_swap_pages under $max_lat_ms ms (${maxl} ms)" ||
 	fail "longest get_swap_pages under $max_lat_ms ms" "${maxl:-?} ms"
 rmmod swapalloc || fail "final rmmod"
+# The kernel's own figure, where it gives one ("swap: swapalloc allocates
+# slots of swap area N (allocations waited W us)", "... released ...").
+w=$(dmesg -t | sed -n 's/^swap: swapalloc .*allocations waited \([0-9]*\) us.*/\1/p' | sort -n | tail -n 1)
+note "kernel log: allocations waited at most ${w:-(not reported)} us in one bind or unbind"
 finish

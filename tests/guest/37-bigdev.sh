@@ -11,7 +11,7 @@
 # 21, through sysctl and the module parameter).  Asserted: no soft lockup
 # or RCU stall; every bind prints "swapalloc: bound <dev>: ... rebuilt in N
 # us, longest hold M us" and every release by swapalloc "swap: swapalloc
-# released swap area T (rebuilt in N us, longest hold M us)", each with M
+# released swap area T (..., longest hold M us)", each with M
 # under 50 ms (a line missing is a FAIL: the hold is then not bounded, or
 # not measured); reading every debugfs file does not run the full check
 # (kprobe on swapalloc_check()).  How long each step took is printed.
@@ -146,5 +146,5 @@ hold_lines() {
 		fail "$name: longest hold under $((max_hold_us / 1000)) ms" "$worst us"
 }
 hold_lines "swapalloc bind" "^swapalloc: bound $dn: .*rebuilt in [0-9]+ us, longest hold [0-9]+ us" 2
-hold_lines "builtin rebuild" "^swap: swapalloc released swap area [0-9]+ \\(rebuilt in [0-9]+ us, longest hold [0-9]+ us\\)" 2
+hold_lines "builtin rebuild" "^swap: swapalloc released swap area [0-9]+ \\(.*longest hold [0-9]+ us\\)" 2
 finish
