@@ -27,7 +27,7 @@
 # page out (in up to 5 MADV_PAGEOUT passes: before A's exit the device is
 # really full), no OOM kill.
 #
-# vm: --mem 1G --disk ssd72:72M --disk dsc0:128M --timeout 1500
+# vm: --mem 1G --disk ssd72:72M --disk dsc0:128M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 
 t=${SWAPALLOC_KERNEL_TREE:-}/tools/mm/thp_swap_allocator_test

@@ -28,7 +28,7 @@
 # have the cluster count and slot total of its /proc/swaps size, and
 # sa_check must be ok.
 #
-# vm: --mem 1G --disk a0:16G --disk b0:128M --disk c0:64M --disk d0:160M --timeout 1200
+# vm: --mem 1G --disk a0:16G --disk b0:128M --disk c0:64M --disk d0:160M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 
 verify=$(tool swapverify) || { fail "swapverify built"; finish; }

@@ -16,7 +16,7 @@
 # not measured); reading every debugfs file does not run the full check
 # (kprobe on swapalloc_check()).  How long each step took is printed.
 #
-# vm: --mem 1G --disk big0:64G --timeout 1200
+# vm: --mem 1G --disk big0:64G --timeout 600
 . "$(dirname "$0")/../lib/guest.sh"
 
 ko=$SWAPALLOC_TOP/swapalloc.ko
