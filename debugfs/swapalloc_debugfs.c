@@ -167,9 +167,9 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
-	seq_printf(m, "enabled %d\ndiscarded %llu\npending %u\n",
+	seq_printf(m, "enabled %d\ndiscarded %llu\nsync %llu\npending %u\n",
 		   kdev->core.discards, kdev->core.stats.discarded,
-		   kdev->core.nr_discard);
+		   kdev->core.stats.sync_discards, kdev->core.nr_discard);
 	spin_unlock(&si->lock);
 	return 0;
 }
@@ -217,23 +217,65 @@ static int swapalloc_cursors_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(swapalloc_cursors);
 
+/*
+ * <dev>/check: a full check reads every slot of the swap map, so it runs
+ * only when asked for, by writing 1; the write fails with -EUCLEAN if an
+ * invariant is broken.  Reading shows what the last check found (or "not
+ * run"), so that `grep -r` over debugfs costs nothing.
+ */
 static int swapalloc_check_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_kdev *kdev = m->private;
-	struct swap_info_struct *si = kdev->core.env.si;
-	char msg[128];
 
+	mutex_lock(&kdev->check_lock);
+	seq_printf(m, "%s\n", kdev->check_result);
+	mutex_unlock(&kdev->check_lock);
+	return 0;
+}
+
+static int swapalloc_check_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, swapalloc_check_show, inode->i_private);
+}
+
+static ssize_t swapalloc_check_write(struct file *file, const char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	struct swapalloc_kdev *kdev = ((struct seq_file *)file->private_data)->private;
+	struct swap_info_struct *si = kdev->core.env.si;
+	unsigned int val;
+	int err;
+
+	if (kstrtouint_from_user(ubuf, count, 10, &val) || val != 1)
+		return -EINVAL;
+	mutex_lock(&kdev->check_lock);
 	spin_lock(&si->lock);
 	if (!swapalloc_owns(kdev, si)) {
 		spin_unlock(&si->lock);
+		mutex_unlock(&kdev->check_lock);
 		return -ENODEV;
 	}
-	swapalloc_check(&kdev->core, msg, sizeof(msg));
+	/* Lets go of si->lock between batches of clusters. */
+	err = swapalloc_check(&kdev->core, kdev->check_result,
+			      sizeof(kdev->check_result));
+	/* Handed back meanwhile: the state checked is no longer kept. */
+	if (err && !swapalloc_owns(kdev, si)) {
+		strscpy(kdev->check_result, "not run", sizeof(kdev->check_result));
+		err = -ENODEV;
+	}
 	spin_unlock(&si->lock);
-	seq_printf(m, "%s\n", msg);
-	return 0;
+	mutex_unlock(&kdev->check_lock);
+	return err ? err : count;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_check);
+
+static const struct file_operations swapalloc_check_fops = {
+	.owner = THIS_MODULE,
+	.open = swapalloc_check_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = swapalloc_check_write,
+};
 
 /* Writing 1 zeroes the device's counters; anything else is -EINVAL. */
 static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
@@ -274,7 +316,7 @@ void swapalloc_debugfs_add(struct swapalloc_kdev *kdev)
 	debugfs_create_file("reclaim", 0444, dir, kdev, &swapalloc_reclaim_fops);
 	debugfs_create_file("discard", 0444, dir, kdev, &swapalloc_discard_fops);
 	debugfs_create_file("cursors", 0444, dir, kdev, &swapalloc_cursors_fops);
-	debugfs_create_file("check", 0444, dir, kdev, &swapalloc_check_fops);
+	debugfs_create_file("check", 0644, dir, kdev, &swapalloc_check_fops);
 	debugfs_create_file("reset", 0200, dir, kdev, &swapalloc_reset_fops);
 }
 

@@ -24,6 +24,26 @@
 #define SA_FRAG_SCAN_MAX	64
 
 /*
+ * Bounds on the other walks of one allocation, for the same reason: the
+ * order-0 search for holes in higher orders' clusters (all orders and
+ * lists together), the order-0 steal (per list; it succeeds in the first
+ * cluster with a free slot unless the device is being swapped off), and
+ * the full-cluster reclaim an allocation does itself when the device is
+ * nearly exhausted.  The background reclaim worker walks every full
+ * cluster instead, letting go of the lock between clusters.
+ */
+#define SA_HOLE_SCAN_MAX	32
+#define SA_STEAL_SCAN_MAX	64
+#define SA_RECLAIM_SCAN_MAX	16
+
+/*
+ * Work that grows with the device (rebuilding the lists from the swap map,
+ * a full check) lets go of the lock every this many clusters: 64 clusters
+ * are 32768 swap map reads.
+ */
+#define SA_BATCH_CLUSTERS	64
+
+/*
  * Statistics are plain counters in struct swapalloc_dev, updated under the
  * lock every caller already holds, so they add no atomic operation and no
  * cache line the allocation does not touch anyway.  Build with
@@ -251,10 +271,16 @@ static unsigned int sa_count_map(struct swapalloc_dev *dev,
  * order 0: which order their entries were allocated for is not recorded
  * in the swap map.  Free clusters are listed in offset order, so that a
  * rotational disk is written from its start.
+ *
+ * Lets go of the lock every SA_BATCH_CLUSTERS clusters.  Frees that come
+ * in meanwhile are accounted in the clusters counted already (below
+ * ->rebuilt) and ignored above it, where the swap map is still to be read.
  */
 void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 {
 	unsigned int i, o;
+
+	dev->rebuilt = 0;
 
 	INIT_LIST_HEAD(&dev->free);
 	INIT_LIST_HEAD(&dev->full);
@@ -268,16 +294,20 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		dev->nr_nonfull[o] = 0;
 		dev->nr_frag[o] = 0;
 	}
+	sa_reset_cursors(dev);
 	for (i = 0; i < dev->nr_clusters; i++) {
 		struct swapalloc_cluster *ci = &dev->clusters[i];
 
+		if (i && !(i % SA_BATCH_CLUSTERS))
+			swapalloc_env_relax(&dev->env);
 		ci->count = sa_count_map(dev, ci);
 		ci->order = 0;
+		ci->discarding = false;
 		ci->list = sa_list_for_count(ci);
 		(*sa_list_counter(dev, ci->list, 0))++;
 		list_add_tail(&ci->node, sa_list_head(dev, ci->list, 0));
+		dev->rebuilt = i + 1;
 	}
-	sa_reset_cursors(dev);
 }
 
 /*
@@ -476,27 +506,33 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
 			      unsigned char usage)
 {
 	static const enum swapalloc_list lists[] = { SA_LIST_FRAG, SA_LIST_NONFULL };
+	unsigned int i, n, budget = SA_HOLE_SCAN_MAX;
 	struct swapalloc_cluster *ci;
 	struct list_head *head;
 	unsigned long off, next;
-	unsigned int i, n;
 	int o;
 
 	for (o = 1; o < SA_NR_ORDERS; o++) {
 		for (i = 0; i < ARRAY_SIZE(lists); i++) {
+			n = *sa_list_counter(dev, lists[i], o);
 			if (!holes) {
 				off = sa_scan_list(dev, lists[i], o, 0, usage,
-						   *sa_list_counter(dev, lists[i], o),
+						   min_t(unsigned int, n, SA_STEAL_SCAN_MAX),
 						   false, &next);
 				if (off)
 					return off;
 				continue;
 			}
+			/*
+			 * At most SA_HOLE_SCAN_MAX clusters in all; those
+			 * without a hole go to the tail, so that the next
+			 * search looks at others.
+			 */
 			head = sa_list_head(dev, lists[i], o);
-			n = *sa_list_counter(dev, lists[i], o);
-			list_for_each_entry(ci, head, node) {
-				if (!n--)
-					break;
+			while (n-- && budget && !list_empty(head)) {
+				budget--;
+				ci = list_first_entry(head, struct swapalloc_cluster, node);
+				list_move_tail(&ci->node, head);
 				off = sa_alloc_hole(dev, ci, usage);
 				if (off)
 					return off;
@@ -518,7 +554,8 @@ static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
  * Full-cluster reclaim: free slots that only the swap cache holds, oldest
  * full cluster first.  Normally one cluster, stopping at the first slot
  * freed; when @force (the device is nearly exhausted, or from the
- * background worker) as many clusters as are in use.  Only one pass runs
+ * background worker) up to @to_scan clusters: as many as are in use from
+ * the worker, SA_RECLAIM_SCAN_MAX from an allocation.  Only one pass runs
  * per device at a time, so CPUs do not all reclaim at once.  A forced
  * pass that frees nothing holds further forced passes, and the background
  * worker, off until a cluster's worth of slots has been allocated or
@@ -527,10 +564,11 @@ static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
  * is ever held by the cache alone.  Measured in `make demo` (zram full,
  * before this): 498 passes scanned 60556 clusters and freed no slot.
  */
-void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
+static void sa_reclaim_full(struct swapalloc_dev *dev, bool force,
+			    unsigned int to_scan)
 {
-	unsigned int to_scan = force ? dev->nr_full : 1, scanned = 0;
 	unsigned long off, end, slots = 0;
+	unsigned int scanned = 0;
 	struct swapalloc_cluster *ci;
 	int ret;
 
@@ -577,6 +615,11 @@ void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 	dev->reclaiming = false;
 }
 
+void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
+{
+	sa_reclaim_full(dev, force, force ? dev->nr_full : 1);
+}
+
 /**
  * swapalloc_reclaim_background() - the background reclaim work's pass
  * @dev: the device, lock held
@@ -616,13 +659,16 @@ void swapalloc_reclaim_background(struct swapalloc_dev *dev)
  *     rotating the list (upstream bounds this scan by frag_cluster_nr).
  *  5. Order 0 only: any free slot of higher orders' clusters (steal),
  *     frag ones first, as upstream does.
- *  6. When swap is over half full and all that failed: one pass of
- *     full-cluster reclaim, all full clusters if the device has less than
- *     a cluster's worth of free slots, then steps 2-5 once more.
+ *  6. Clusters waiting for discard: discard one with the lock dropped
+ *     and start over from step 2 (a free cluster serves any order).
+ *  7. When swap is over half full and all that failed: one pass of
+ *     full-cluster reclaim, of SA_RECLAIM_SCAN_MAX full clusters (and the
+ *     background worker kicked for all of them) if the device has less
+ *     than a cluster's worth of free slots, then steps 2-6 once more.
  *
  * Order > 0 fails after that: the kernel splits the folio and counts a
- * swpout_fallback.  Clusters waiting for discard are never waited for
- * under the lock; the discard worker returns them to the free list.
+ * swpout_fallback.  Every walk is bounded (SA_*_SCAN_MAX), so one
+ * allocation reads at most a few hundred clusters' worth of swap map.
  */
 unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 			      unsigned char usage)
@@ -707,9 +753,6 @@ again:
 			goto done;
 	}
 
-	if (dev->nr_discard && !dev->quiescing)
-		swapalloc_env_kick_discard(&dev->env);
-
 	if (order == 0) {
 		src = SA_SRC_STEAL;
 		next = 0;
@@ -718,11 +761,32 @@ again:
 			goto done;
 	}
 
+	/*
+	 * Nothing else can serve the request, but clusters freed on a
+	 * discard device may be waiting for their discard: do one here, with
+	 * the lock dropped, as 6.12's cluster_alloc_swap_entry() does, and
+	 * start over.  One free cluster serves any order.  The worker does
+	 * the others.
+	 */
+	if (dev->nr_discard) {
+		if (!dev->quiescing)
+			swapalloc_env_kick_discard(&dev->env);
+		if (swapalloc_discard_one(dev)) {
+			sa_count(&dev->stats.sync_discards, 1);
+			goto again;
+		}
+	}
+
 	if (!retried && swapalloc_env_swap_full(&dev->env) &&
 	    swapalloc_env_writable(&dev->env)) {
+		bool force = !dev->reclaim_wait &&
+			     swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS;
+
 		retried = true;
-		swapalloc_reclaim_full(dev, !dev->reclaim_wait &&
-				       swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS);
+		sa_reclaim_full(dev, force,
+				force ? min_t(unsigned int, dev->nr_full, SA_RECLAIM_SCAN_MAX) : 1);
+		if (force && !dev->quiescing)
+			swapalloc_env_kick_reclaim(&dev->env);
 		goto again;
 	}
 
@@ -764,6 +828,9 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 			 offset / SA_CLUSTER_SLOTS !=
 			 (offset + nr - 1) / SA_CLUSTER_SLOTS))
 		return;
+	/* Not counted yet by a rebuild in progress: it reads the map later. */
+	if (offset / SA_CLUSTER_SLOTS >= dev->rebuilt)
+		return;
 	trace_swapalloc_free(dev, offset, nr);
 	sa_reclaim_churn(dev, nr);
 	ci = sa_cluster(dev, offset);
@@ -774,9 +841,9 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 	ci->count -= nr;
 	if (!ci->count) {
 		if (dev->discards && !dev->quiescing &&
-		    swapalloc_env_writable(&dev->env)) {
-			swapalloc_env_hold(&dev->env, sa_start(dev, ci),
-					   SA_CLUSTER_SLOTS);
+		    swapalloc_env_writable(&dev->env) &&
+		    swapalloc_env_hold(&dev->env, sa_start(dev, ci),
+				       SA_CLUSTER_SLOTS)) {
 			sa_move(dev, ci, SA_LIST_DISCARD);
 			swapalloc_env_kick_discard(&dev->env);
 			return;
@@ -799,21 +866,30 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
  */
 bool swapalloc_discard_one(struct swapalloc_dev *dev)
 {
-	struct swapalloc_cluster *ci;
+	struct swapalloc_cluster *ci, *pick = NULL;
 	unsigned long start;
 
-	if (list_empty(&dev->discard) || dev->discarding)
+	/* Clusters being discarded by others: at most one per discarder. */
+	list_for_each_entry(ci, &dev->discard, node) {
+		if (!ci->discarding) {
+			pick = ci;
+			break;
+		}
+	}
+	if (!pick)
 		return false;
-	ci = list_first_entry(&dev->discard, struct swapalloc_cluster, node);
+	ci = pick;
 	start = sa_start(dev, ci);
 	/*
 	 * The cluster stays on the discard list, its slots held, while the
 	 * lock is dropped: nothing can allocate or free in it meanwhile, and
-	 * ->discarding keeps a second discarder off it.
+	 * ->discarding keeps other discarders off it.
 	 */
-	dev->discarding = true;
+	ci->discarding = true;
+	dev->discards_in_flight++;
 	swapalloc_env_discard(&dev->env, start, SA_CLUSTER_SLOTS);
-	dev->discarding = false;
+	dev->discards_in_flight--;
+	ci->discarding = false;
 	swapalloc_env_release(&dev->env, start, SA_CLUSTER_SLOTS);
 	ci->order = 0;
 	sa_move(dev, ci, SA_LIST_FREE);
@@ -876,8 +952,6 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 	unsigned long off;
 	unsigned int n;
 
-	if (!dev->scratch[i])
-		return sa_violation(buf, len, "cluster %u is on no list", i);
 	if (ci->list == SA_LIST_DISCARD) {
 		if (ci->count)
 			return sa_violation(buf, len, "discard cluster %u has count %u",
@@ -913,6 +987,12 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
  * map (a discard cluster's slots are all held); cursors point into the
  * device.  Returns 0 and "ok" if all hold, -EUCLEAN and the first
  * violation otherwise.
+ *
+ * The lists are checked in one hold of the lock (a pointer walk over
+ * every cluster); the counts, which read the whole swap map, in batches
+ * of SA_BATCH_CLUSTERS with the lock let go in between.  Each cluster's
+ * count, list and map agree whenever the lock is held, so every batch is
+ * checked against a consistent state.
  */
 int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 {
@@ -929,11 +1009,9 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 				return err;
 		}
 	}
-	for (i = 0; i < dev->nr_clusters; i++) {
-		err = sa_check_cluster(dev, i, buf, len);
-		if (err)
-			return err;
-	}
+	for (i = 0; i < dev->nr_clusters; i++)
+		if (!dev->scratch[i])
+			return sa_violation(buf, len, "cluster %u is on no list", i);
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		if (dev->global.next[o] >= dev->max)
 			return sa_violation(buf, len, "global cursor[%u] = %u beyond the device",
@@ -947,6 +1025,13 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 			return sa_violation(buf, len, "cpu %d cursor[%u] = %u beyond the device",
 					    cpu, o, next);
 		}
+	}
+	for (i = 0; i < dev->nr_clusters; i++) {
+		if (i && !(i % SA_BATCH_CLUSTERS))
+			swapalloc_env_relax(&dev->env);
+		err = sa_check_cluster(dev, i, buf, len);
+		if (err)
+			return err;
 	}
 	snprintf(buf, len, "ok");
 	return 0;

@@ -15,24 +15,29 @@
  *                               counts, cursors, statistics
  *   ci->lock (kernel)           swap_map bytes, inside the helpers only
  * The discard and reclaim work items take si->lock themselves and drop it
- * around discards and swap-cache reclaim.
+ * around discards and swap-cache reclaim.  They run on swapalloc_wq, which
+ * has WQ_MEM_RECLAIM: they free swap space that swap-out under memory
+ * pressure may be waiting for.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/swap.h>
 #include <swapalloc_env_types.h>
+#include <swapalloc_env.h>
 #include "swapalloc.h"
 
 #define CREATE_TRACE_POINTS
 #include <swapalloc_trace.h>
 
 LIST_HEAD(swapalloc_devices);
+struct workqueue_struct *swapalloc_wq;
 /* Protects swapalloc_devices and the per-device debugfs directories. */
 DEFINE_MUTEX(swapalloc_devices_lock);
 
@@ -204,6 +209,8 @@ static int swapalloc_attach(struct swap_info_struct *si, void **data)
 		policy = (si->flags & SWP_SOLIDSTATE) ? SA_POLICY_PERCPU : SA_POLICY_GLOBAL;
 
 	kdev->core.env.si = si;
+	mutex_init(&kdev->check_lock);
+	strscpy(kdev->check_result, "not run", sizeof(kdev->check_result));
 	INIT_WORK(&kdev->core.env.discard_work, swapalloc_discard_work);
 	INIT_WORK(&kdev->core.env.reclaim_work, swapalloc_reclaim_work);
 	err = swapalloc_dev_init(&kdev->core, si->max, policy,
@@ -221,15 +228,25 @@ static int swapalloc_attach(struct swap_info_struct *si, void **data)
 	return 0;
 }
 
+/*
+ * Under si->lock, allocations waiting: build the lists from swap_map, with
+ * the lock let go between batches (swapalloc_dev_rebuild()).
+ */
 static void swapalloc_bind(struct swap_info_struct *si)
 {
 	struct swapalloc_kdev *kdev = si->alloc_data;
+	u64 t0 = ktime_get_ns(), longest;
 
+	swapalloc_env_hold_start(&kdev->core.env);
 	swapalloc_dev_rebuild(&kdev->core);
+	longest = swapalloc_env_hold_end(&kdev->core.env);
 	kdev->bound = true;
-	pr_info("bound %s: %u clusters, %s cursors%s\n", kdev->name,
-		kdev->core.nr_clusters, swapalloc_policy_name(kdev->core.policy),
-		kdev->core.discards ? ", discard" : "");
+	pr_info("bound %s: %u clusters, %s cursors%s, rebuilt in %llu us, longest hold %llu us\n",
+		kdev->name, kdev->core.nr_clusters,
+		swapalloc_policy_name(kdev->core.policy),
+		kdev->core.discards ? ", discard" : "",
+		div_u64(ktime_get_ns() - t0, NSEC_PER_USEC),
+		div_u64(longest, NSEC_PER_USEC));
 }
 
 static unsigned long swapalloc_alloc_slots(struct swap_info_struct *si,
@@ -248,21 +265,32 @@ static void swapalloc_free_slots(struct swap_info_struct *si,
 	swapalloc_free(&kdev->core, offset, nr);
 }
 
-/* Finish discards and stop the work items before the device is handed back. */
+/*
+ * Before the device is handed back, while it still allocates: stop the work
+ * items and queuing discards (->quiescing), then finish every discard,
+ * including those allocations have in flight, so that no slot stays held.
+ */
 static void swapalloc_quiesce(struct swap_info_struct *si)
 {
 	struct swapalloc_kdev *kdev = si->alloc_data;
+	struct swapalloc_dev *dev = &kdev->core;
 
 	spin_lock(&si->lock);
-	kdev->core.quiescing = true;
+	dev->quiescing = true;
 	spin_unlock(&si->lock);
 
-	cancel_work_sync(&kdev->core.env.reclaim_work);
-	cancel_work_sync(&kdev->core.env.discard_work);
+	cancel_work_sync(&dev->env.reclaim_work);
+	cancel_work_sync(&dev->env.discard_work);
 
 	spin_lock(&si->lock);
-	while (swapalloc_discard_one(&kdev->core))
-		;
+	while (dev->nr_discard) {
+		if (swapalloc_discard_one(dev))
+			continue;
+		/* The rest are being discarded by allocations: let them finish. */
+		spin_unlock(&si->lock);
+		schedule_timeout_uninterruptible(1);
+		spin_lock(&si->lock);
+	}
 	spin_unlock(&si->lock);
 }
 
@@ -298,11 +326,15 @@ static int __init swapalloc_init(void)
 {
 	int err;
 
+	swapalloc_wq = alloc_workqueue("swapalloc", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	if (!swapalloc_wq)
+		return -ENOMEM;
 	swapalloc_debugfs_init();
 	err = swap_alloc_register(&swapalloc_ops);
 	if (err) {
 		pr_warn("cannot register with the swap_alloc hook: %d\n", err);
 		swapalloc_debugfs_exit();
+		destroy_workqueue(swapalloc_wq);
 		return err;
 	}
 	pr_info("version %s loaded\n", SWAPALLOC_VERSION);
@@ -314,6 +346,7 @@ static void __exit swapalloc_exit(void)
 	/* Hands every bound device back to the builtin allocator. */
 	swap_alloc_unregister(&swapalloc_ops);
 	swapalloc_debugfs_exit();
+	destroy_workqueue(swapalloc_wq);
 	pr_info("unloaded\n");
 }
 

@@ -18,6 +18,8 @@ struct swapalloc_kdev {
 	bool bound;			/* ->bind() ran: core is built */
 	char name[SWAPALLOC_NAME_LEN];	/* zram0, vdb, or a file's path */
 	struct dentry *dir;		/* debugfs directory */
+	struct mutex check_lock;	/* one full check at a time */
+	char check_result[128];		/* what the last full check found */
 };
 
 /* Bound devices; swapalloc_devices_lock protects the list. */

@@ -40,9 +40,10 @@ bpftrace_stop $bt || true
 echo
 echo "=== /sys/kernel/debug/swapalloc/"
 for f in version devices; do echo "--- $f"; cat $d/$f; done
-for f in clusters alloc reclaim discard cursors check; do
+for f in clusters alloc reclaim discard cursors; do
 	echo "--- zram1/$f"; cat $d/zram1/$f
 done
+echo "--- zram1/check (echo 1 > check runs it)"; sa_check zram1
 echo
 echo "=== bpftrace/alloc-latency.bt"
 # bpftrace 0.17 warns that it cannot check traceability without

@@ -54,6 +54,7 @@ struct swapalloc_cluster {
 	u16 count;		/* used slots, including bad and past-end ones */
 	u8 order;		/* the order the cluster serves */
 	u8 list;		/* enum swapalloc_list */
+	bool discarding;	/* on the discard list, discard in flight */
 };
 
 /* Current cluster per order: one set per CPU, or one per rotational device. */
@@ -76,6 +77,7 @@ struct swapalloc_stats {
 	u64 range_reclaims;	/* slots freed while scanning a range */
 	u64 background_runs;	/* background full-cluster reclaim runs */
 	u64 discarded;		/* clusters discarded */
+	u64 sync_discards;	/* of which by an allocation that needed one */
 };
 
 enum swapalloc_policy {
@@ -92,7 +94,8 @@ struct swapalloc_dev {
 	bool quiescing;			/* being unbound: no new deferred work */
 	bool reclaiming;		/* a full-cluster reclaim pass is running */
 	unsigned int reclaim_wait;	/* churn left before a forced reclaim */
-	bool discarding;		/* a discard is in flight, lock dropped */
+	unsigned int discards_in_flight;	/* clusters being discarded, lock dropped */
+	unsigned int rebuilt;		/* clusters counted by swapalloc_dev_rebuild() */
 
 	struct swapalloc_cluster *clusters;
 	struct list_head free, full, discard;

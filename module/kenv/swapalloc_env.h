@@ -7,6 +7,8 @@
 #ifndef _SWAPALLOC_ENV_H
 #define _SWAPALLOC_ENV_H
 
+#include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/spinlock.h>
 #include <linux/swap_alloc.h>
 
@@ -51,19 +53,39 @@ static inline int swapalloc_env_reclaim(struct swapalloc_env *env,
 	return ret;
 }
 
-/* Let other lock holders in and reschedule: long reclaim passes only. */
+/*
+ * Let other lock holders in and reschedule, between batches of work that
+ * grows with the device.  Keeps the longest hold since swapalloc_env_hold_start().
+ */
 static inline void swapalloc_env_relax(struct swapalloc_env *env)
 	__must_hold(&env->si->lock)
 {
+	u64 now = ktime_get_ns();
+
+	env->longest_hold = max(env->longest_hold, now - env->hold_start);
 	spin_unlock(&env->si->lock);
 	cond_resched();
 	spin_lock(&env->si->lock);
+	env->hold_start = ktime_get_ns();
 }
 
-static inline void swapalloc_env_hold(struct swapalloc_env *env,
+/* Start measuring lock holds; the lock was just taken. */
+static inline void swapalloc_env_hold_start(struct swapalloc_env *env)
+{
+	env->longest_hold = 0;
+	env->hold_start = ktime_get_ns();
+}
+
+/* The longest hold since swapalloc_env_hold_start(), up to now, in ns. */
+static inline u64 swapalloc_env_hold_end(struct swapalloc_env *env)
+{
+	return max(env->longest_hold, ktime_get_ns() - env->hold_start);
+}
+
+static inline bool swapalloc_env_hold(struct swapalloc_env *env,
 				      unsigned long offset, unsigned long nr)
 {
-	swap_alloc_hold(env->si, offset, nr);
+	return swap_alloc_hold(env->si, offset, nr);
 }
 
 static inline void swapalloc_env_release(struct swapalloc_env *env,
@@ -80,16 +102,24 @@ static inline void swapalloc_env_discard(struct swapalloc_env *env,
 	spin_unlock(&env->si->lock);
 	swap_alloc_discard(env->si, offset, nr);
 	spin_lock(&env->si->lock);
+	env->hold_start = ktime_get_ns();
 }
+
+/*
+ * Discard and reclaim free space allocations may be waiting for, so they
+ * run on swapalloc_wq, a WQ_MEM_RECLAIM workqueue with a rescuer: under
+ * memory pressure system_wq may get no worker.
+ */
+extern struct workqueue_struct *swapalloc_wq;
 
 static inline void swapalloc_env_kick_discard(struct swapalloc_env *env)
 {
-	schedule_work(&env->discard_work);
+	queue_work(swapalloc_wq, &env->discard_work);
 }
 
 static inline void swapalloc_env_kick_reclaim(struct swapalloc_env *env)
 {
-	schedule_work(&env->reclaim_work);
+	queue_work(swapalloc_wq, &env->reclaim_work);
 }
 
 #endif /* _SWAPALLOC_ENV_H */

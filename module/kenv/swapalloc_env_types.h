@@ -16,8 +16,8 @@
 #include <linux/workqueue.h>
 
 /* Kbuild stops earlier, with the fix, when the kernel has no hook at all. */
-#if SWAP_ALLOC_API_VERSION != 1
-#error "swapalloc: kernel swap_alloc hook is not version 1; apply this release's patches/"
+#if SWAP_ALLOC_API_VERSION != 2
+#error "swapalloc: kernel swap_alloc hook is not version 2; apply this release's patches/"
 #endif
 
 #ifdef CONFIG_THP_SWAP
@@ -31,6 +31,8 @@ struct swapalloc_env {
 	struct swap_info_struct *si;
 	struct work_struct discard_work;
 	struct work_struct reclaim_work;
+	u64 hold_start;			/* when si->lock was last taken, ns */
+	u64 longest_hold;		/* longest hold of it seen, ns */
 };
 
 #endif /* _SWAPALLOC_ENV_TYPES_H */

@@ -37,7 +37,7 @@ run() {
 
 check_invariants() {
 	local name=$1 dev=$2 res
-	res=$(cat "$dbg/$dev/check" 2>&1)
+	res=$(sa_check "$dev")
 	if [ "$res" = ok ]; then
 		pass "$name: invariants"
 	else

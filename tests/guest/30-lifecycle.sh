@@ -35,7 +35,7 @@ wait_verify() {
 
 check_ok() {
 	local name=$1 dev=$2 res
-	res=$(cat "$dbg/$dev/check" 2>&1)
+	res=$(sa_check "$dev")
 	[ "$res" = ok ] && pass "$name" || fail "$name" "$res"
 }
 

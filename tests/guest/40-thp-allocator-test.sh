@@ -67,7 +67,7 @@ device() {
 			result[$devname,$alloc,${m:-none}]=$steady
 			if [ $alloc = swapalloc ]; then
 				local c
-				c=$(cat "$dbg/${dev##*/}/check")
+				c=$(sa_check "${dev##*/}")
 				[ "$c" = ok ] && pass "$devname '${m:-none}': invariants" ||
 					fail "$devname '${m:-none}': invariants" "$c"
 			fi

@@ -49,7 +49,9 @@ work() {	# work SIZE FOLIO: swap SIZE of FOLIO pages out and back, verified
 	[ $rc -eq 0 ] || fail "data intact ($1 of $2 folios)" "$(tail -n 1 /tmp/work.log)"
 	if [ $rc -eq 124 ]; then
 		for f in /sys/kernel/debug/swapalloc/*/check; do
-			[ -e "$f" ] && note "$f: $(timeout 10 cat "$f" 2>&1)"
+			[ -e "$f" ] || continue
+			f=${f%/check}
+			note "$f/check: $(timeout 10 bash -c ". $SWAPALLOC_TOP/tests/lib/guest.sh; sa_check ${f##*/}" 2>&1)"
 		done
 	fi
 }
@@ -127,7 +129,7 @@ start reclaim-discard reclaim-discard.bt
 work 128M 64k
 sleep 2
 stop
-c=$(cat /sys/kernel/debug/swapalloc/zram0/check)
+c=$(sa_check zram0)
 [ "$c" = ok ] && pass "discard device: invariants" || fail "discard device: invariants" "$c"
 d=$(awk '$1 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$out/reclaim-discard.txt")
 [ "$d" -gt 0 ] && pass "reclaim-discard: $d clusters discarded on a discard device" ||

@@ -109,6 +109,22 @@ find_disk() {
 	return 1
 }
 
+# sa_check DEV: run swapalloc's full invariant check of DEV and print what
+# it found, `ok` or the first violation.  Reading <dev>/check only shows the
+# last result; writing 1 runs the check (and fails with EUCLEAN on a
+# violation).  Returns 0 only for `ok`.
+sa_check() {
+	local f=/sys/kernel/debug/swapalloc/$1/check res
+	if [ ! -e "$f" ]; then
+		echo "no $f"
+		return 1
+	fi
+	echo 1 2>/dev/null > "$f"
+	res=$(cat "$f" 2>&1)
+	echo "$res"
+	[ "$res" = ok ]
+}
+
 # set_rotational DEV 0|1: mark a block device as SSD (0) or rotating (1).
 # Swap reads this at swapon time.
 set_rotational() {

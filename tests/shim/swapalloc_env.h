@@ -3,7 +3,7 @@
  * Userspace environment of the swapalloc core: the simulated swap device.
  * Each function keeps the contract of its kernel version in
  * module/kenv/swapalloc_env.h and of the swap_alloc_*() helper behind it
- * (patches/0004), and checks that the core keeps its side: the simulated
+ * (patches/0006), and checks that the core keeps its side: the simulated
  * si->lock is held on every call, ranges are aligned and within one
  * cluster, held slots were free, released ones held.  A broken rule is a
  * "violation": counted in sim_dev::violations and warned about.
@@ -134,8 +134,12 @@ static inline void swapalloc_env_relax(struct swapalloc_env *env)
 	sim_env_relax(env->sim);
 }
 
-/* swap_alloc_hold(): free slots become SWAP_MAP_BAD while discarded. */
-static inline void swapalloc_env_hold(struct swapalloc_env *env,
+/*
+ * swap_alloc_hold(): free slots become SWAP_MAP_BAD while discarded.  The
+ * kernel refuses a bad range or a slot in use, changing nothing; the core
+ * never asks for either, so here both are violations too.
+ */
+static inline bool swapalloc_env_hold(struct swapalloc_env *env,
 				      unsigned long offset, unsigned long nr)
 {
 	struct sim_dev *sd = env->sim;
@@ -143,16 +147,24 @@ static inline void swapalloc_env_hold(struct swapalloc_env *env,
 
 	sim_must_hold(sd, "swapalloc_env_hold()");
 	sd->cnt.holds++;
-	if (WARN_ON_ONCE(!sim_range_ok(sd, offset, nr))) {
+	if (!sim_range_ok(sd, offset, nr)) {
 		sim_violation(sd, "hold of %lu+%lu: bad range", offset, nr);
-		return;
+		return false;
 	}
-	for (i = 0; i < nr; i++)
-		if (WARN_ON_ONCE(sd->swap_map[offset + i]))
+	for (i = 0; i < nr; i++) {
+		if (sd->swap_map[offset + i]) {
 			sim_violation(sd, "hold of slot %lu, in use (%#x)",
 				      offset + i, sd->swap_map[offset + i]);
+			return false;
+		}
+	}
+	if (sd->fail_hold) {
+		sd->cnt.injected++;
+		return false;
+	}
 	memset(sd->swap_map + offset, SWAP_MAP_BAD, nr);
 	sd->cnt.held += nr;
+	return true;
 }
 
 /* swap_alloc_release() */

@@ -66,6 +66,7 @@ struct sim_dev {
 	unsigned long pages;		/* si->pages: max less header and bad slots */
 	unsigned long inuse;		/* si->inuse_pages */
 	bool writable;			/* SWP_WRITEOK */
+	bool fail_hold;			/* swap_alloc_hold() refuses */
 	enum sim_full_mode full;
 	int locked;			/* the simulated si->lock is held */
 	struct swapalloc_dev *dev;	/* whose ->free() a reclaim calls */

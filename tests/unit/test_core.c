@@ -368,10 +368,16 @@ static void test_discard_kicked_when_allocation_needs_it(void)
 	T_EQ(CL(s, 1)->list, SA_LIST_DISCARD);
 	kicks = s->sd.cnt.kick_discard;
 	s->sd.full = SIM_FULL_OFF;
-	T_EQ(sim_alloc(s, 4, 1), 0);		/* never waits for the discard */
-	T_EQ(s->sd.cnt.kick_discard, kicks + 1);
-	sim_discard_work(s);
+	/*
+	 * The only free space waits for its discard: the allocation does it
+	 * itself, with the lock dropped, instead of failing (issue 9).
+	 */
 	T_EQ(alloc_ok(s, 4), CS);
+	T_EQ(s->sd.cnt.kick_discard, kicks + 1);
+	T_EQ(s->dev.stats.sync_discards, 1);
+	T_EQ(s->sd.cnt.discards, 1);
+	T_EQ(s->dev.nr_discard, 0);
+	T_ASSERT(!sim_discard_one(s));
 }
 
 static void test_discard_quiescing_or_swapoff_frees_directly(void)
@@ -411,7 +417,8 @@ static void discard_hook(struct sim_dev *sd, enum sim_event ev, unsigned long of
 	if (ev != SIM_EV_DISCARD || r->calls++)
 		return;
 	T_EQ(offset, CS);
-	T_ASSERT(r->s->dev.discarding);
+	T_ASSERT(CL(r->s, 1)->discarding);
+	T_EQ(r->s->dev.discards_in_flight, 1);
 	/* A second discarder backs off; others allocate around the cluster. */
 	r->nested_discard = sim_discard_one(r->s);
 	sim_set_cpu(1);
@@ -436,7 +443,8 @@ static void test_discard_with_lock_dropped(void)
 	T_ASSERT(!r.nested_discard);
 	T_EQ(r.nested_off, 2 * CS);
 	T_EQ(CL(s, 1)->list, SA_LIST_FREE);
-	T_ASSERT(!s->dev.discarding);
+	T_ASSERT(!CL(s, 1)->discarding);
+	T_EQ(s->dev.discards_in_flight, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -837,8 +845,12 @@ static void test_alloc_reclaims_full_clusters_when_exhausted(void)
 	T_EQ(s->dev.stats.reclaim_clusters, 5);
 	T_EQ(s->dev.stats.reclaim_slots, 64);
 	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
-	/* Fewer than a cluster's worth of free slots left: background kicked. */
-	T_EQ(s->sd.cnt.kick_reclaim, kicks + 1);
+	/*
+	 * Fewer than a cluster's worth of free slots left: the background
+	 * worker is kicked, by the forced pass (for the clusters beyond
+	 * SA_RECLAIM_SCAN_MAX) and by the allocation that succeeded.
+	 */
+	T_EQ(s->sd.cnt.kick_reclaim, kicks + 2);
 }
 
 static void test_alloc_reclaims_one_full_cluster(void)
@@ -1626,6 +1638,169 @@ static void test_lock_held_on_every_env_call(void)
 	T_EQ(s->sd.locked, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Under pressure: bounded work, no waiting on the lock (issue 9) */
+
+/* At the first relax of the lock, free slots in @offs (with the lock dropped). */
+struct relax_frees {
+	struct sim *s;
+	unsigned long offs[4];
+	int relaxes;
+};
+
+static void relax_free_hook(struct sim_dev *sd, enum sim_event ev,
+			    unsigned long offset, void *arg)
+{
+	struct relax_frees *r = arg;
+	unsigned int i;
+
+	(void)sd;
+	if (ev != SIM_EV_RELAX || r->relaxes++)
+		return;
+	for (i = 0; i < ARRAY_SIZE(r->offs); i++)
+		sim_free(r->s, r->offs[i], 1);
+}
+
+#define BIG_CLUSTERS	(3 * SA_BATCH_CLUSTERS + 5)
+
+/* Every cluster of a big device half used by order-0 entries. */
+static struct sim *big_half_used(bool bind)
+{
+	struct sim *s = new_sim_nobind(BIG_CLUSTERS * CS, SA_POLICY_PERCPU, false);
+	unsigned long c;
+
+	for (c = 0; c < BIG_CLUSTERS; c++)
+		sim_prefill(s, c * CS + 1, CS / 2, 1);
+	if (bind)
+		sim_bind(s);
+	return s;
+}
+
+static void test_rebuild_lets_go_of_the_lock(void)
+{
+	struct sim *s = big_half_used(false);
+	struct relax_frees r = {
+		.s = s,
+		/* counted already, counted already, not yet, not yet */
+		.offs = { 1, 10 * CS + 1, 2 * SA_BATCH_CLUSTERS * CS + 1,
+			  (BIG_CLUSTERS - 1) * CS + 1 },
+	};
+	char buf[128];
+
+	s->sd.hook = relax_free_hook;
+	s->sd.hook_arg = &r;
+	sim_bind(s);
+	s->sd.hook = NULL;
+	/* One hold per SA_BATCH_CLUSTERS clusters, not one for the device. */
+	T_EQ(r.relaxes, (BIG_CLUSTERS - 1) / SA_BATCH_CLUSTERS);
+	T_EQ(s->dev.rebuilt, BIG_CLUSTERS);
+	/* Each free counted once: by the lists, or by the later map read. */
+	T_EQ(CL(s, 0)->count, CS / 2);		/* the header + CS/2 - 1 */
+	T_EQ(CL(s, 10)->count, CS / 2 - 1);
+	T_EQ(CL(s, 2 * SA_BATCH_CLUSTERS)->count, CS / 2 - 1);
+	T_EQ(CL(s, BIG_CLUSTERS - 1)->count, CS / 2 - 1);
+	T_EQ(CL(s, 1)->count, CS / 2);
+	T_EQ(sim_check(s, buf, sizeof(buf)), 0);
+}
+
+static void test_check_lets_go_of_the_lock(void)
+{
+	struct sim *s = big_half_used(true);
+	struct relax_frees r = {
+		.s = s,
+		.offs = { 2, 3 * CS + 1, 2 * SA_BATCH_CLUSTERS * CS + 2,
+			  (BIG_CLUSTERS - 1) * CS + 2 },
+	};
+	char buf[128];
+	int ret;
+
+	s->sd.hook = relax_free_hook;
+	s->sd.hook_arg = &r;
+	sim_lock(&s->sd);
+	ret = swapalloc_check(&s->dev, buf, sizeof(buf));
+	sim_unlock(&s->sd);
+	s->sd.hook = NULL;
+	T_EQ(r.relaxes, (BIG_CLUSTERS - 1) / SA_BATCH_CLUSTERS);
+	/* Frees behind and ahead of the check: no false alarm. */
+	if (ret)
+		T_FAIL("check with frees while the lock was let go: %s", buf);
+	T_EQ(CL(s, 3)->count, CS / 2 - 1);
+}
+
+/* The search for holes in higher orders' clusters is bounded and rotates. */
+static void test_hole_scan_bound(void)
+{
+	const unsigned int nr = 80;
+	struct sim *s = new_sim((nr + 1) * CS, SA_POLICY_PERCPU, false);
+	unsigned long reads, off;
+	unsigned int c;
+
+	fill_to(s, 0, 0, CS);			/* no order-0 cluster with room */
+	for (c = 1; c <= nr; c++)
+		fill_to(s, c, 4, CS);
+	for (c = 1; c <= nr; c++)		/* whole free blocks only: no hole */
+		for (off = c * CS; off < c * CS + CS / 2; off += 16)
+			sim_free(s, off, 16);
+	T_EQ(s->dev.nr_free, 0);
+	T_EQ(s->dev.nr_nonfull[4], nr);
+	s->sd.full = SIM_FULL_OFF;
+
+	reads = s->sd.cnt.map_reads;
+	off = alloc_ok(s, 0);
+	reads = s->sd.cnt.map_reads - reads;
+	if (reads > (SA_HOLE_SCAN_MAX + 1) * CS)
+		T_FAIL("an order-0 allocation read %lu map slots", reads);
+	/* Stolen from the first cluster the steal looked at... */
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_STEAL], 1);
+	/* ...after the SA_HOLE_SCAN_MAX the hole search looked at had rotated. */
+	T_EQ(off / CS, SA_HOLE_SCAN_MAX + 1);
+	/* Both went to the tail: the next search starts after them. */
+	T_EQ(list_at(s, &s->dev.nonfull[4], 0), SA_HOLE_SCAN_MAX + 2);
+	T_EQ(list_at(s, &s->dev.nonfull[4], nr - 1), SA_HOLE_SCAN_MAX + 1);
+}
+
+/* An allocation's own forced full-cluster reclaim is bounded. */
+static void test_alloc_forced_reclaim_bound(void)
+{
+	const unsigned int nr = 3 * SA_RECLAIM_SCAN_MAX;
+	struct sim *s = new_sim(nr * CS, SA_POLICY_PERCPU, false);
+	unsigned long kicks;
+	unsigned int c;
+
+	fill_to(s, 0, 0, CS);
+	for (c = 1; c < nr; c++)
+		fill_to(s, c, 4, CS);
+	T_EQ(s->dev.nr_full, nr);
+	T_EQ(s->sd.pages - s->sd.inuse, 0);
+	kicks = s->sd.cnt.kick_reclaim;
+
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(s->dev.stats.reclaim_passes, 1);
+	T_EQ(s->dev.stats.reclaim_clusters, SA_RECLAIM_SCAN_MAX);
+	/* The worker walks the rest, off the allocation path. */
+	T_EQ(s->sd.cnt.kick_reclaim, kicks + 1);
+	sim_reclaim_work(s);
+	T_EQ(s->dev.stats.background_runs, 1);
+	T_EQ(s->dev.stats.reclaim_clusters, SA_RECLAIM_SCAN_MAX + nr);
+}
+
+/* A hold the kernel refuses leaves the emptied cluster free, not lost. */
+static void test_refused_hold_frees_the_cluster(void)
+{
+	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, true);
+	unsigned long off;
+
+	off = alloc_ok(s, 9);
+	s->sd.fail_hold = true;
+	sim_free(s, off, CS);
+	s->sd.fail_hold = false;
+	T_EQ(CL(s, off / CS)->list, SA_LIST_FREE);
+	T_EQ(s->dev.nr_discard, 0);
+	T_EQ(s->sd.cnt.held, 0);
+	T_EQ(alloc_ok(s, 9), 2 * CS);
+	T_EQ(alloc_ok(s, 9), off);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(test_free_to_nonfull_on_first_alloc),
 	T_CASE(test_order0_takes_free_cluster_when_no_nonfull),
@@ -1692,6 +1867,11 @@ static const struct t_case cases[] = {
 	T_CASE(test_usage_has_cache),
 	T_CASE(test_names_and_stats),
 	T_CASE(test_lock_held_on_every_env_call),
+	T_CASE(test_rebuild_lets_go_of_the_lock),
+	T_CASE(test_check_lets_go_of_the_lock),
+	T_CASE(test_hole_scan_bound),
+	T_CASE(test_alloc_forced_reclaim_bound),
+	T_CASE(test_refused_hold_frees_the_cluster),
 };
 
 int main(int argc, char **argv)
