@@ -31,7 +31,7 @@ check:
 	@tests/run
 
 stress:
-	@SWAPALLOC_GUEST_ENV="DISCARD_THP_MODES=none,-s CHURN_RACE_SECS=300 $(SWAPALLOC_GUEST_ENV)" \
+	@SWAPALLOC_GUEST_ENV="DISCARD_THP_ITERATIONS=100 CHURN_RACE_SECS=300 $(SWAPALLOC_GUEST_ENV)" \
 		tests/run -k 35-discard -k 36-bind-churn -k 37-bigdev -k 38-helpers
 
 unit:

@@ -6,7 +6,7 @@
 # with --discard=pages.
 #
 # thp: upstream's thp_swap_allocator_test (mode "none"; DISCARD_THP_MODES,
-# comma-separated, picks others: `make stress` runs none,-s) on a 72 MiB
+# comma-separated, picks others, e.g. none,-s) on a 72 MiB
 # disk inside a 32M memory cgroup, builtin allocator then swapalloc in the
 # same boot.  Asserted: swapalloc has no more OOM kills (memory.events
 # oom_kill) than the builtin and a steady-state 64K fallback (mean of
