@@ -7,9 +7,8 @@
 # non-rotational virtio disk, --discard=pages: each bind and unbind has an
 # O(size) rebuild and drains pending discards) takes every swap-out of a
 # writer in a 64M memory cgroup (swapverify in a loop, 160M each run: data
-# verified), while (1) swapalloc is rmmod-ed and insmod-ed 3 times, each
-# time right after a process holding 64M of swap exits (so 32 clusters
-# wait for discard), with A the only
+# verified), while (1) swapalloc is rmmod-ed and insmod-ed 5 times with A
+# the only
 # swap device, (2) another device B is swapped on and off twice (bound and
 # unbound by swapalloc each time), (3) A itself is swapped off (its pages
 # go to B) and on again.  Every get_swap_pages() call is traced (kprobe
@@ -32,7 +31,6 @@
 . "$(dirname "$0")/../lib/guest.sh"
 
 verify=$(tool swapverify) || { fail "swapverify built"; finish; }
-fill=$(tool swapfill) || { fail "swapfill built"; finish; }
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
 tr=/sys/kernel/tracing
@@ -104,36 +102,15 @@ writer &
 wpid=$!
 sleep 8
 
-# freer_start: 64M in swap, held by a process; freer_free: that process
-# exits, so that 32 freed clusters wait for discard at that moment.
-# In the writer's cgroup, so that reclaim drops its swap-cache folios and
-# its exit really frees the slots (a swap-cache slot outlives the exit
-# while swap is not half full).
-freer_start() {
-	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh $cg \
-		"$fill" -s 64M -H > /tmp/freer.log 2>&1 &
-	fpid=$!
-	for ((j = 0; j < 120; j++)); do
-		grep -q '^swapfill: holding' /tmp/freer.log && return 0
-		kill -0 $fpid 2>/dev/null || break
-		sleep 0.5
-	done
-	note "freer: $(cat /tmp/freer.log)"
-}
-freer_free() { kill -TERM $fpid; wait $fpid; }
-
-# (1) the module comes and goes with A the only swap device, each time
-# just after 64M were freed: unbinding drains swapalloc's pending
-# discards, binding the builtin's.
+# (1) the module comes and goes with A the only swap device.  Unbinding
+# drains swapalloc's pending discards, binding waits for the builtin's:
+# the writer frees clusters all the time.
 phase module-churn
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
 	add_fails "$an"
-	freer_start
-	freer_free
 	note "module churn $i: rmmod with $(awk '$1 == "pending" { print $2 }' "$dbg/$an/discard") discards pending"
 	rmmod swapalloc || fail "module churn $i: rmmod"
-	freer_start
-	freer_free
+	sleep 1
 	insmod "$ko" || fail "module churn $i: insmod"
 	check_dev "module churn $i" "$A"
 	sleep 1
