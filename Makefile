@@ -2,6 +2,7 @@
 #
 #   make demo            boot the patched kernel, load swapalloc, swap, show stats and a trace
 #   make check           every test (what CI runs)
+#   make stress          the pressure suites (35-38) with bigger workloads
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
@@ -43,8 +44,11 @@ unit:
 mutants:
 	@tests/mutants/run
 
+# The volume versions of every guest suite, 60-stress included, and the
+# pressure suites 35-38 with their bigger workloads.
 stress:
-	@tests/run --stress
+	@SWAPALLOC_GUEST_ENV="DISCARD_THP_ITERATIONS=100 DISCARD_THP_MODES=none,-s CHURN_RACE_SECS=300 $(SWAPALLOC_GUEST_ENV)" \
+		tests/run --stress
 
 style:
 	@scripts/style.sh

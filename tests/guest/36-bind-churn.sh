@@ -1,0 +1,260 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Binding and unbinding under continuous swap-out pressure.
+#
+# Blackout (issue 9, item 2): one swap device A (16 GiB sparse
+# non-rotational virtio disk, --discard=pages: each bind and unbind has an
+# O(size) rebuild and drains pending discards) takes every swap-out of a
+# writer in a 64M memory cgroup (swapverify in a loop, 160M each run: data
+# verified), while (1) swapalloc is rmmod-ed and insmod-ed 5 times with A
+# the only
+# swap device, (2) another device B is swapped on and off twice (bound and
+# unbound by swapalloc each time), (3) A itself is swapped off (its pages
+# go to B) and on again.  Every get_swap_pages() call is traced (kprobe
+# and kretprobe events in tracefs): an order-0 call that returns fewer
+# entries than asked while the system had at least 4096 free slots is an
+# allocation that failed for no reason; its time, and the longest call,
+# are printed per phase.  Asserted: no such call, no call over 2 s, no
+# order-0 failure in swapalloc's own counters, no OOM kill, every
+# swapverify run verifies, sa_check ok on every bound device after each
+# step.
+#
+# attach/bind race (item 5): swapon/swapoff of two devices of different
+# sizes (64 and 160 MiB, so the swap type they share changes size) races
+# against insmod/rmmod for 40 s, the writer still running; after every
+# insmod and at the end, each device swapalloc shows in `devices` must
+# have the cluster count and slot total of its /proc/swaps size, and
+# sa_check must be ok.
+#
+# vm: --mem 1G --disk a0:16G --disk b0:128M --disk c0:64M --disk d0:160M --timeout 900
+. "$(dirname "$0")/../lib/guest.sh"
+
+verify=$(tool swapverify) || { fail "swapverify built"; finish; }
+ko=$SWAPALLOC_TOP/swapalloc.ko
+dbg=/sys/kernel/debug/swapalloc
+tr=/sys/kernel/tracing
+res=/mnt/out/results
+mkdir -p "$res"
+declare -F sa_check >/dev/null || sa_check() { cat "$dbg/$1/check" 2>&1; }
+max_lat_ms=${CHURN_MAX_LATENCY_MS:-2000}
+race_secs=${CHURN_RACE_SECS:-40}
+
+disk() {
+	local d
+	d=$(find_disk "$1") && set_rotational "$d" 0 && mkswap "$d" >/dev/null && echo "$d"
+}
+A=$(disk a0) && B=$(disk b0) && C=$(disk c0) && D=$(disk d0) ||
+	{ fail "disks"; finish; }
+an=${A##*/}
+
+check_dev() {
+	local name=$1 dev=${2##*/} r
+	r=$(sa_check "$dev")
+	[ "$r" = ok ] && pass "$name: sa_check $dev" || fail "$name: sa_check $dev" "$r"
+}
+
+# alloc_fail0 DEV: swapalloc's order-0 failures on DEV so far.
+alloc_fail0() {
+	awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$1 == 0 { print $c["fail"] }' "$dbg/$1/alloc" 2>/dev/null
+}
+fails0=0
+add_fails() { local f; f=$(alloc_fail0 "$1"); fails0=$((fails0 + ${f:-0})); }
+
+# --- tracing every get_swap_pages() call
+if ! grep -qE ' [tT] get_swap_pages$' /proc/kallsyms; then
+	fail "get_swap_pages traceable" "not in /proc/kallsyms"
+	finish
+fi
+echo 8192 > $tr/buffer_size_kb
+echo 'p:sa_gsp_in get_swap_pages n=$arg1:s32 order=$arg3:s32 free=@nr_swap_pages:s64' >> $tr/kprobe_events &&
+	echo 'r:sa_gsp_out get_swap_pages ret=$retval:s32' >> $tr/kprobe_events ||
+	{ fail "get_swap_pages traceable" "cannot add kprobe events"; finish; }
+echo > $tr/trace
+echo 1 > $tr/events/kprobes/sa_gsp_in/enable
+echo 1 > $tr/events/kprobes/sa_gsp_out/enable
+pass "get_swap_pages traceable"
+phase() { echo "phase $1" > $tr/trace_marker; note "phase $1"; }
+
+# --- the writer: swapverify runs in a 64M memory cgroup until /tmp/stop
+cg=/sys/fs/cgroup/churn
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+mkdir -p $cg
+echo 64M > $cg/memory.max
+oom0=$(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat)
+writer() {
+	local n=0 rc
+	while [ ! -e /tmp/stop ]; do
+		n=$((n + 1))
+		rc=0
+		sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh $cg \
+			"$verify" -q -s 160M -c 32M -f 4k -i 2 >> /tmp/writer.log 2>&1 || rc=$?
+		echo "run $n exit $rc" >> /tmp/writer.runs
+	done
+}
+
+swapon --discard=pages "$A" || { fail "swapon --discard=pages $A"; finish; }
+insmod "$ko" || { fail "insmod"; finish; }
+check_dev "start" "$A"
+rm -f /tmp/stop /tmp/writer.log /tmp/writer.runs
+writer &
+wpid=$!
+sleep 8
+
+# (1) the module comes and goes with A the only swap device.  Unbinding
+# drains swapalloc's pending discards, binding waits for the builtin's:
+# the writer frees clusters all the time.
+phase module-churn
+for i in 1 2 3 4 5; do
+	add_fails "$an"
+	note "module churn $i: rmmod with $(awk '$1 == "pending" { print $2 }' "$dbg/$an/discard") discards pending"
+	rmmod swapalloc || fail "module churn $i: rmmod"
+	sleep 1
+	insmod "$ko" || fail "module churn $i: insmod"
+	check_dev "module churn $i" "$A"
+	sleep 1
+done
+
+# (2) another device is swapped on (and bound) and off
+phase other-device
+for i in 1 2; do
+	swapon "$B" || fail "other device $i: swapon $B"
+	sleep 3
+	check_dev "other device $i" "$B"
+	swapoff "$B" || fail "other device $i: swapoff $B"
+	sleep 2
+done
+
+# (3) the bound device itself goes off and on; B takes the pages meanwhile
+phase bound-device
+swapon "$B" || fail "bound device: swapon $B"
+sleep 3
+add_fails "$an"
+if swapoff "$A"; then pass "bound device: swapoff $A under pressure"
+else fail "bound device: swapoff $A under pressure"; fi
+sleep 2
+swapon --discard=pages "$A" || fail "bound device: swapon $A again"
+sleep 3
+check_dev "bound device" "$A"
+check_dev "bound device" "$B"
+add_fails "${B##*/}"
+swapoff "$B" || fail "bound device: swapoff $B"
+sleep 3
+phase end
+
+# --- (4) attach/bind race: swap types reused with a different size
+devices_match() {
+	# Every swapalloc row of `devices` against /proc/swaps: clusters =
+	# ceil((size + 1 header slot) / 512), used + free = size (in slots).
+	awk 'FNR == 1 { file++ } file == 1 && FNR > 1 { n = $1; sub(".*/", "", n); sz[n] = $3 / 4 }
+		file == 2 && FNR > 1 && $3 == "swapalloc" && ($1 in sz) {
+			want = int((sz[$1] + 1 + 511) / 512)
+			if ($5 != want || $6 + $7 != sz[$1])
+				printf "%s: %s clusters, %s slots; /proc/swaps says %d slots (%d clusters)\n",
+					$1, $5, $6 + $7, sz[$1], want }' /proc/swaps "$dbg/devices"
+}
+phase race
+mismatch=0
+end=$((SECONDS + race_secs))
+(
+	while [ $SECONDS -lt $end ]; do
+		swapon "$C"; swapoff "$C"; swapon "$D"; swapoff "$D"
+	done
+) > /tmp/race-swap.log 2>&1 &
+spid=$!
+loads=0
+while [ $SECONDS -lt $end ]; do
+	grep -q '^swapalloc ' /proc/modules && rmmod swapalloc
+	insmod "$ko" && loads=$((loads + 1))
+	m=$(devices_match)
+	if [ -n "$m" ]; then
+		mismatch=$((mismatch + 1))
+		note "after insmod: $m"
+	fi
+done
+wait $spid
+grep -q '^swapalloc ' /proc/modules || insmod "$ko"
+note "race: $loads insmods against $(grep -c . /tmp/race-swap.log || true) swapon/swapoff complaints"
+[ $mismatch -eq 0 ] && pass "race: bound sizes match /proc/swaps after every insmod" ||
+	fail "race: bound sizes match /proc/swaps after every insmod" "$mismatch mismatches"
+swapon "$D" || fail "race: swapon $D at the end"
+m=$(devices_match)
+[ -z "$m" ] && pass "race: devices shows the right sizes at the end" ||
+	fail "race: devices shows the right sizes at the end" "$m"
+sed 's/^/# /' "$dbg/devices"
+for d in $(awk 'NR > 1 && $3 == "swapalloc" { print $1 }' "$dbg/devices"); do
+	check_dev "race: end" "$d"
+done
+swapoff "$D" || fail "race: swapoff $D"
+phase finished
+
+# --- the writer's verdict
+touch /tmp/stop
+if wait_bounded 300 $wpid; then :; else fail "writer finished" "still running after 300 s"; fi
+runs=$(grep -c . /tmp/writer.runs 2>/dev/null || echo 0)
+bad=$(grep -vc ' exit 0$' /tmp/writer.runs 2>/dev/null || true)
+note "writer: $runs swapverify runs, $(grep -h 'swapverify: ' /tmp/writer.log | grep -v seed | tail -n 1)"
+if [ "$runs" -gt 0 ] && [ "${bad:-0}" -eq 0 ]; then
+	pass "data verified in every writer run"
+else
+	grep -v 'seed' /tmp/writer.log | tail -n 15 | sed 's/^/# /'
+	fail "data verified in every writer run" "$bad of $runs runs failed"
+fi
+oom=$(( $(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat) - oom0 ))
+[ "$oom" -eq 0 ] && pass "no OOM kill" || fail "no OOM kill" "$oom OOM kills"
+
+add_fails "$an"
+[ "$fails0" -eq 0 ] && pass "swapalloc counted no order-0 failure" ||
+	fail "swapalloc counted no order-0 failure" "$fails0 order-0 failures"
+
+# --- what the trace shows
+echo 0 > $tr/events/kprobes/sa_gsp_in/enable
+echo 0 > $tr/events/kprobes/sa_gsp_out/enable
+cp $tr/trace "$res/bind-churn-trace.txt"
+echo '-:sa_gsp_in' >> $tr/kprobe_events
+echo '-:sa_gsp_out' >> $tr/kprobe_events
+# Pair each call with its return (same pid); per phase: calls, calls that
+# got fewer order-0 entries than asked while >= 4096 slots were free, the
+# span from the first to the last of those, the longest call.
+awk -v maxlat="$max_lat_ms" '
+	function ts() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) + 0 }
+	function pid() { match($0, /-[0-9]+ +\[/); return substr($0, RSTART + 1, RLENGTH - 2) + 0 }
+	function val(k,  s) { match($0, " " k "=-?[0-9]+"); s = substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2); return s + 0 }
+	/tracing_mark_write: phase / { ph = $NF; order_[++np] = ph; next }
+	/sa_gsp_in:/ { p = pid(); t0[p] = ts(); n[p] = val("n"); o[p] = val("order"); fr[p] = val("free"); next }
+	/sa_gsp_out:/ {
+		p = pid(); if (!(p in t0)) next
+		lat = (ts() - t0[p]) * 1000; r = val("ret"); k = ph == "" ? "setup" : ph
+		calls[k]++
+		if (lat > maxl[k]) maxl[k] = lat
+		if (o[p] == 0 && r < n[p] && fr[p] >= 4096) {
+			short[k]++
+			if (!(k in first)) first[k] = t0[p]
+			last[k] = ts()
+		}
+		delete t0[p]
+	}
+	END {
+		order_[0] = "setup"
+		for (i = 0; i <= np; i++) {
+			k = order_[i]; if (!(k in calls)) continue
+			printf "# %-13s %6d calls, %4d failed with free slots (window %.1f ms), longest %.1f ms\n",
+				k, calls[k], short[k], (k in first) ? (last[k] - first[k]) * 1000 : 0, maxl[k]
+			ts_ += short[k]; if (maxl[k] > ml) ml = maxl[k]
+		}
+		printf "TOTAL %d %.1f\n", ts_, ml
+	}' "$res/bind-churn-trace.txt" > /tmp/trace.sum
+grep '^#' /tmp/trace.sum
+read -r _ short maxl <<<"$(grep '^TOTAL' /tmp/trace.sum)"
+[ "${short:-x}" = 0 ] && pass "no allocation failed while free slots existed" ||
+	fail "no allocation failed while free slots existed" "${short:-?} order-0 get_swap_pages calls came back short"
+awk -v a="${maxl:-1e9}" -v b="$max_lat_ms" 'BEGIN { exit !(a < b) }' &&
+	pass "longest get_swap_pages under $max_lat_ms ms (${maxl} ms)" ||
+	fail "longest get_swap_pages under $max_lat_ms ms" "${maxl:-?} ms"
+rmmod swapalloc || fail "final rmmod"
+# The kernel's own figure, where it gives one ("swap: swapalloc allocates
+# slots of swap area N (allocations waited W us)", "... released ...").
+w=$(dmesg -t | sed -n 's/^swap: swapalloc .*allocations waited \([0-9]*\) us.*/\1/p' | sort -n | tail -n 1)
+note "kernel log: allocations waited at most ${w:-(not reported)} us in one bind or unbind"
+finish
