@@ -2,7 +2,6 @@
 #
 #   make demo            boot the patched kernel, load swapalloc, swap, show stats and a trace
 #   make check           every test (what CI runs)
-#   make stress          the pressure suites (35-38) with bigger workloads
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
