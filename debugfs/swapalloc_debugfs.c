@@ -186,10 +186,11 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
-	seq_puts(m, "enabled discarded sync pending\n");
-	seq_printf(m, "%d %llu %llu %u\n",
+	seq_puts(m, "enabled discarded sync waits pending\n");
+	seq_printf(m, "%d %llu %llu %llu %u\n",
 		   kdev->core.discards, kdev->core.stats.discarded,
-		   kdev->core.stats.sync_discards, kdev->core.nr_discard);
+		   kdev->core.stats.sync_discards, kdev->core.stats.discard_waits,
+		   kdev->core.nr_discard);
 	spin_unlock(&si->lock);
 	return 0;
 }

@@ -44,6 +44,13 @@
 #define SA_BATCH_CLUSTERS	64
 
 /*
+ * When the only free space is clusters other CPUs are discarding, an
+ * allocation waits for one of those discards to finish (at most 100 ms
+ * each in the kernel) this many times before it gives up.
+ */
+#define SA_DISCARD_WAITS	4
+
+/*
  * Statistics are plain counters in struct swapalloc_dev, updated under the
  * lock every caller already holds, so they add no atomic operation and no
  * cache line the allocation does not touch anyway.  Build with
@@ -663,7 +670,9 @@ void swapalloc_reclaim_background(struct swapalloc_dev *dev)
  *  5. Order 0 only: any free slot of higher orders' clusters (steal),
  *     frag ones first, as upstream does.
  *  6. Clusters waiting for discard: discard one with the lock dropped
- *     and start over from step 2 (a free cluster serves any order).
+ *     and start over from step 2 (a free cluster serves any order); if
+ *     other CPUs are discarding all of them, wait for one of those
+ *     (SA_DISCARD_WAITS times at most).
  *  7. When swap is over half full and all that failed: one pass of
  *     full-cluster reclaim, of SA_RECLAIM_SCAN_MAX full clusters (and the
  *     background worker kicked for all of them) if the device has less
@@ -678,9 +687,9 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 {
 	struct swapalloc_cursor *cur = sa_cursor(dev);
 	unsigned long off = 0, next = 0, from;
+	unsigned int limit, waits = 0;
 	enum swapalloc_src src;
 	bool retried = false;
-	unsigned int limit;
 
 	if (order < 0 || order >= SA_NR_ORDERS)
 		return 0;
@@ -776,6 +785,13 @@ again:
 			swapalloc_env_kick_discard(&dev->env);
 		if (swapalloc_discard_one(dev)) {
 			sa_count(&dev->stats.sync_discards, 1);
+			goto again;
+		}
+		/* All of them are being discarded by others: wait for one. */
+		if (dev->discards_in_flight && waits < SA_DISCARD_WAITS) {
+			waits++;
+			sa_count(&dev->stats.discard_waits, 1);
+			swapalloc_env_wait_discard(&dev->env, &dev->discards_done);
 			goto again;
 		}
 	}
@@ -895,6 +911,8 @@ bool swapalloc_discard_one(struct swapalloc_dev *dev)
 	dev->discards_in_flight--;
 	ci->discarding = false;
 	swapalloc_env_release(&dev->env, start, SA_CLUSTER_SLOTS);
+	dev->discards_done++;
+	swapalloc_env_discard_done(&dev->env, &dev->discards_done);
 	ci->order = 0;
 	sa_move(dev, ci, SA_LIST_FREE);
 	sa_count(&dev->stats.discarded, 1);

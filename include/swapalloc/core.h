@@ -81,6 +81,7 @@ struct swapalloc_stats {
 	u64 background_runs;	/* background full-cluster reclaim runs */
 	u64 discarded;		/* clusters discarded */
 	u64 sync_discards;	/* of which by an allocation that needed one */
+	u64 discard_waits;	/* allocations that waited for others' discards */
 };
 
 enum swapalloc_policy {
@@ -112,6 +113,7 @@ struct swapalloc_dev {
 	bool reclaiming;		/* a full-cluster reclaim pass is running */
 	unsigned int reclaim_wait;	/* churn left before a forced reclaim */
 	unsigned int discards_in_flight;	/* clusters being discarded, lock dropped */
+	unsigned int discards_done;	/* discards finished, for waiters */
 	unsigned int rebuilt;		/* clusters counted by swapalloc_dev_rebuild() */
 
 	struct swapalloc_cluster *clusters;

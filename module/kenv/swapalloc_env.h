@@ -10,6 +10,7 @@
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
+#include <linux/wait_bit.h>
 #include <linux/swap_alloc.h>
 
 static inline unsigned char swapalloc_env_map(struct swapalloc_env *env,
@@ -103,6 +104,29 @@ static inline void swapalloc_env_discard(struct swapalloc_env *env,
 	swap_alloc_discard(env->si, offset, nr);
 	spin_lock(&env->si->lock);
 	env->hold_start = ktime_get_ns();
+}
+
+/*
+ * An allocation whose only free space is being discarded by others: sleep,
+ * si->lock dropped, until a discard finishes (*@done changes) or 100 ms.
+ */
+static inline void swapalloc_env_wait_discard(struct swapalloc_env *env,
+					      unsigned int *done)
+	__must_hold(&env->si->lock)
+{
+	unsigned int seen = *done;
+
+	spin_unlock(&env->si->lock);
+	wait_var_event_timeout(done, READ_ONCE(*done) != seen, HZ / 10);
+	spin_lock(&env->si->lock);
+	env->hold_start = ktime_get_ns();
+}
+
+/* A discard finished, *@done advanced under si->lock: wake the waiters. */
+static inline void swapalloc_env_discard_done(struct swapalloc_env *env,
+					      unsigned int *done)
+{
+	wake_up_var(done);
 }
 
 /*

@@ -151,8 +151,10 @@ d=$(disk_swapon dsc0) || { fail "swapon --discard=pages dsc0"; finish; }
 dn=${d##*/}
 grep -q "^$dn ssd swapalloc " "$dbg/devices" || { fail "direct: $dn bound"; sed 's/^/# /' "$dbg/devices"; finish; }
 size=$(awk -v d="$d" '$1 == d { print $3 }' /proc/swaps)
-discarded() { awk '$1 == "discarded" { print $2 }' "$dbg/$dn/discard"; }
-pending() { local k v; while read -r k v; do [ "$k" = pending ] && echo "$v"; done < "$dbg/$dn/discard"; }
+# Column NAME of the one data row of <dev>/discard (a header row names them).
+discard_col() { awk -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c[k] }' "$dbg/$dn/discard"; }
+discarded() { discard_col discarded; }
+pending() { discard_col pending; }
 
 # wait_line FILE TEXT PID: until FILE has a line starting with TEXT (60 s).
 wait_line() {

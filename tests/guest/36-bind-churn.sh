@@ -108,7 +108,7 @@ sleep 8
 phase module-churn
 for i in 1 2 3 4 5; do
 	add_fails "$an"
-	note "module churn $i: rmmod with $(awk '$1 == "pending" { print $2 }' "$dbg/$an/discard") discards pending"
+	note "module churn $i: rmmod with $(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["pending"] }' "$dbg/$an/discard") discards pending"
 	rmmod swapalloc || fail "module churn $i: rmmod"
 	sleep 1
 	insmod "$ko" || fail "module churn $i: insmod"

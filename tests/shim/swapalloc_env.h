@@ -195,6 +195,22 @@ static inline void swapalloc_env_discard(struct swapalloc_env *env,
 	sim_env_discard(env->sim, offset, nr);
 }
 
+/*
+ * The kernel sleeps with the lock dropped until another discard finishes:
+ * here the lock is dropped (the hook runs, SIM_EV_RELAX) and the wait counted.
+ */
+static inline void swapalloc_env_wait_discard(struct swapalloc_env *env,
+					      unsigned int *done)
+{
+	env->sim->cnt.discard_waits++;
+	sim_env_relax(env->sim);
+}
+
+static inline void swapalloc_env_discard_done(struct swapalloc_env *env,
+					      unsigned int *done)
+{
+}
+
 /* schedule_work(): counted; the tests run the work themselves. */
 static inline void swapalloc_env_kick_discard(struct swapalloc_env *env)
 {

@@ -1834,6 +1834,52 @@ static void test_refused_hold_frees_the_cluster(void)
 	T_EQ(alloc_ok(s, 9), off);
 }
 
+/* The only free space is another CPU's discard in flight: wait, bounded. */
+struct discard_wait {
+	struct sim *s;
+	unsigned long nested_off;
+	int calls;
+};
+
+static void discard_wait_hook(struct sim_dev *sd, enum sim_event ev,
+			      unsigned long offset, void *arg)
+{
+	struct discard_wait *w = arg;
+
+	(void)sd;
+	if (ev != SIM_EV_DISCARD || w->calls++)
+		return;
+	sim_set_cpu(1);
+	w->nested_off = sim_alloc(w->s, 9, 1);
+	sim_set_cpu(0);
+}
+
+static void test_alloc_waits_for_discards_in_flight(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, true);
+	struct discard_wait w = { .s = s, .nested_off = 1 };
+	unsigned long off;
+
+	off = alloc_ok(s, 9);
+	T_EQ(off, CS);
+	sim_free(s, off, CS);
+	T_EQ(CL(s, 1)->list, SA_LIST_DISCARD);
+	s->sd.full = SIM_FULL_OFF;
+	s->sd.hook = discard_wait_hook;
+	s->sd.hook_arg = &w;
+	T_ASSERT(sim_discard_one(s));
+	s->sd.hook = NULL;
+	/*
+	 * The other CPU found nothing but the cluster being discarded: it
+	 * waited SA_DISCARD_WAITS times (here the discard cannot finish
+	 * meanwhile), then failed cleanly.
+	 */
+	T_EQ(w.nested_off, 0);
+	T_EQ(s->sd.cnt.discard_waits, SA_DISCARD_WAITS);
+	T_EQ(s->dev.stats.discard_waits, SA_DISCARD_WAITS);
+	T_EQ(alloc_ok(s, 9), CS);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(test_free_to_nonfull_on_first_alloc),
 	T_CASE(test_order0_takes_free_cluster_when_no_nonfull),
@@ -1906,6 +1952,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_hole_scan_bound),
 	T_CASE(test_alloc_forced_reclaim_bound),
 	T_CASE(test_refused_hold_frees_the_cluster),
+	T_CASE(test_alloc_waits_for_discards_in_flight),
 };
 
 int main(int argc, char **argv)
