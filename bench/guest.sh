@@ -78,7 +78,8 @@ use() {
 owner_ok() {
 	local want=$1 dev=${2##*/} got
 	[ "$want" = builtin ] && ! grep -q '^swapalloc ' /proc/modules && return 0
-	got=$(awk -v d="$dev" '$1 == d { print $3 }' "$dbg/devices")
+	got=$(awk -v d="$dev" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$1 == d { print $c["owner"] }' "$dbg/devices")
 	[ "$got" = "$want" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
 }
 

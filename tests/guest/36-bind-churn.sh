@@ -148,11 +148,13 @@ devices_match() {
 	# Every swapalloc row of `devices` against /proc/swaps: clusters =
 	# ceil((size + 1 header slot) / 512), used + free = size (in slots).
 	awk 'FNR == 1 { file++ } file == 1 && FNR > 1 { n = $1; sub(".*/", "", n); sz[n] = $3 / 4 }
-		file == 2 && FNR > 1 && $3 == "swapalloc" && ($1 in sz) {
+		file == 2 && FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+		file == 2 && FNR > 1 && $c["owner"] == "swapalloc" && ($1 in sz) {
 			want = int((sz[$1] + 1 + 511) / 512)
-			if ($5 != want || $6 + $7 != sz[$1])
+			slots = $c["used"] + $c["free"]
+			if ($c["clusters"] != want || slots != sz[$1])
 				printf "%s: %s clusters, %s slots; /proc/swaps says %d slots (%d clusters)\n",
-					$1, $5, $6 + $7, sz[$1], want }' /proc/swaps "$dbg/devices"
+					$1, $c["clusters"], slots, sz[$1], want }' /proc/swaps "$dbg/devices"
 }
 phase race
 mismatch=0
@@ -183,7 +185,7 @@ m=$(devices_match)
 [ -z "$m" ] && pass "race: devices shows the right sizes at the end" ||
 	fail "race: devices shows the right sizes at the end" "$m"
 sed 's/^/# /' "$dbg/devices"
-for d in $(awk 'NR > 1 && $3 == "swapalloc" { print $1 }' "$dbg/devices"); do
+for d in $(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["owner"] == "swapalloc" { print $1 }' "$dbg/devices"); do
 	check_dev "race: end" "$d"
 done
 swapoff "$D" || fail "race: swapoff $D"
