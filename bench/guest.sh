@@ -26,6 +26,10 @@ iters=${BENCH_ITER:-100}
 modes=${BENCH_MODES:-a none as s}
 workers_list=${BENCH_WORKERS:-1 2}
 ko=${BENCH_KO:?BENCH_KO names swapalloc.ko}
+# A host path under /tmp, /root, ... is under /mnt/host in the guest (guest-init).
+case "$ko" in
+/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) ko=${SWAPALLOC_HOST:-/mnt/host}$ko ;;
+esac
 tput=${BENCH_TOOLS:?BENCH_TOOLS names the bench tools}/swaptput
 thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
 dbg=/sys/kernel/debug/swapalloc

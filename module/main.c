@@ -220,6 +220,16 @@ static void swapalloc_report_unbound(void)
 	}
 }
 
+/*
+ * Sleep until *@done is no longer @seen (a discard finished) or 100 ms
+ * passed; no lock held.  Out of line: sparse loses track of si->lock
+ * around wait_var_event_timeout() inlined into swapalloc_alloc().
+ */
+void swapalloc_wait_discard_done(unsigned int *done, unsigned int seen)
+{
+	wait_var_event_timeout(done, READ_ONCE(*done) != seen, HZ / 10);
+}
+
 static void swapalloc_discard_work(struct work_struct *work)
 {
 	struct swapalloc_kdev *kdev = container_of(work, struct swapalloc_kdev,

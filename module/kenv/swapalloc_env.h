@@ -106,6 +106,8 @@ static inline void swapalloc_env_discard(struct swapalloc_env *env,
 	env->hold_start = ktime_get_ns();
 }
 
+void swapalloc_wait_discard_done(unsigned int *done, unsigned int seen);
+
 /*
  * An allocation whose only free space is being discarded by others: sleep,
  * si->lock dropped, until a discard finishes (*@done changes) or 100 ms.
@@ -117,7 +119,7 @@ static inline void swapalloc_env_wait_discard(struct swapalloc_env *env,
 	unsigned int seen = *done;
 
 	spin_unlock(&env->si->lock);
-	wait_var_event_timeout(done, READ_ONCE(*done) != seen, HZ / 10);
+	swapalloc_wait_discard_done(done, seen);
 	spin_lock(&env->si->lock);
 	env->hold_start = ktime_get_ns();
 }

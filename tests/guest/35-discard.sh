@@ -38,7 +38,6 @@ dbg=/sys/kernel/debug/swapalloc
 tr=/sys/kernel/tracing
 res=/mnt/out/results
 mkdir -p "$res"
-declare -F sa_check >/dev/null || sa_check() { cat "$dbg/$1/check" 2>&1; }
 modes=${DISCARD_THP_MODES:-none}
 modes=${modes//,/ }
 # The tool runs 100 iterations; on this workload the builtin's fallback

@@ -36,7 +36,6 @@ dbg=/sys/kernel/debug/swapalloc
 tr=/sys/kernel/tracing
 res=/mnt/out/results
 mkdir -p "$res"
-declare -F sa_check >/dev/null || sa_check() { cat "$dbg/$1/check" 2>&1; }
 max_lat_ms=${CHURN_MAX_LATENCY_MS:-2000}
 race_secs=${CHURN_RACE_SECS:-40}
 

@@ -23,7 +23,6 @@ ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
 fill=$(tool swapfill) || { fail "swapfill built"; finish; }
 max_hold_us=${BIGDEV_MAX_HOLD_US:-50000}
-declare -F sa_check >/dev/null || sa_check() { cat "$dbg/$1/check" 2>&1; }
 
 # --- the kernel's default lockup limits
 echo 10 > /proc/sys/kernel/watchdog_thresh
