@@ -14,9 +14,8 @@
 # DISCARD_MARGIN (3) points above it, and no
 # order-0 allocation failed while clusters were waiting for discard (the
 # swapalloc_alloc_fail tracepoint records the discard list's length).
-# The margin: without discard swapalloc and builtin differ by about 2
-# points on this workload (28.16 vs 30.13 in issue 9), while today's
-# discard bug costs 10 (39.31 vs 29.44).
+# The margin: the spread of one allocator's figure between boots on this
+# workload is about 2 points.
 #
 # direct: on a 128 MiB disk bound to swapalloc, process A fills the device
 # to 4 MiB short of full, then B starts paging out 64 MiB as A exits: the
@@ -38,9 +37,10 @@ dbg=/sys/kernel/debug/swapalloc
 tr=/sys/kernel/tracing
 res=/mnt/out/results
 mkdir -p "$res"
-# make check runs only the direct test: on the final code of this session
-# swapalloc's fallback on this disk is far above builtin's (76.61 vs 29.57
-# in one boot; see README), an open regression make stress keeps failing on.
+# make check runs only the direct test (the comparison takes about 3
+# minutes); make stress runs the comparison.  It caught a placement
+# regression on discard devices: 91.81 % vs builtin's 28.55 % before the
+# fix, 11.71 % vs 29.71 % after (one boot each; README).
 modes=${DISCARD_THP_MODES-}
 modes=${modes//,/ }
 # The tool runs 100 iterations; on this workload the builtin's fallback
