@@ -26,6 +26,24 @@ mapfile -t srcs < <(cd "$top" && ls module/*.c module/*.h module/kenv/*.h debugf
 (cd "$top" && perl "$cp" --strict --quiet --no-tree --show-types \
 	-f "${srcs[@]}") || bad=1
 
+# Every helper the series exports has kernel-doc, and kernel-doc finds
+# nothing wrong in the files the series adds to or changes.
+echo "== kernel-doc of the series' exports"
+kd="$tree/scripts/kernel-doc"
+exports=$(sed -n 's/^EXPORT_SYMBOL_GPL(\(swap_alloc_[a-z_]*\));/\1/p' "$tree/mm/swapfile.c")
+[ -n "$exports" ] || { echo "   no swap_alloc_* exports in $tree/mm/swapfile.c"; bad=1; }
+for sym in $exports; do
+	if ! perl "$kd" -rst -function "$sym" "$tree/mm/swapfile.c" 2>/dev/null |
+		grep -q "^.. c:function::"; then
+		echo "   $sym: exported without kernel-doc"
+		bad=1
+	fi
+done
+for f in mm/swapfile.c include/linux/swap_alloc.h; do
+	out=$(perl "$kd" -none -Wall "$tree/$f" 2>&1 | grep -i "swap_alloc" || true)
+	[ -z "$out" ] || { echo "$out"; bad=1; }
+done
+
 echo "== sparse"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
