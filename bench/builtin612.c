@@ -20,49 +20,15 @@
 
 #define BI_CLUSTER	SA_CLUSTER_SLOTS
 
-static unsigned int *bi_counter(struct swapalloc_dev *dev, unsigned int list,
-				unsigned int order)
-{
-	switch (list) {
-	case SA_LIST_FREE:
-		return &dev->nr_free;
-	case SA_LIST_NONFULL:
-		return &dev->nr_nonfull[order];
-	case SA_LIST_FRAG:
-		return &dev->nr_frag[order];
-	case SA_LIST_FULL:
-		return &dev->nr_full;
-	default:
-		return &dev->nr_discard;
-	}
-}
-
-static struct list_head *bi_head(struct swapalloc_dev *dev, unsigned int list,
-				 unsigned int order)
-{
-	switch (list) {
-	case SA_LIST_FREE:
-		return &dev->free;
-	case SA_LIST_NONFULL:
-		return &dev->nonfull[order];
-	case SA_LIST_FRAG:
-		return &dev->frag[order];
-	case SA_LIST_FULL:
-		return &dev->full;
-	default:
-		return &dev->discard;
-	}
-}
-
 /* list_move_tail() to @list for @order, with the counters. */
 static void bi_move(struct swapalloc_dev *dev, struct swapalloc_cluster *ci,
 		    unsigned int list, unsigned int order)
 {
-	(*bi_counter(dev, ci->list, ci->order))--;
+	(*swapalloc_list_counter(dev, ci->list, ci->order))--;
 	ci->list = list;
 	ci->order = order;
-	(*bi_counter(dev, list, order))++;
-	list_move_tail(&ci->node, bi_head(dev, list, order));
+	(*swapalloc_list_counter(dev, list, order))++;
+	list_move_tail(&ci->node, swapalloc_list_head(dev, list, order));
 }
 
 static unsigned long bi_start(struct swapalloc_dev *dev, struct swapalloc_cluster *ci)
@@ -246,14 +212,14 @@ unsigned long builtin612_alloc(struct swapalloc_dev *dev, int order, unsigned ch
 		unsigned int l;
 
 		for (l = 0; l < ARRAY_SIZE(lists); l++) {
-			struct list_head *head = bi_head(dev, lists[l], o);
+			struct list_head *head = swapalloc_list_head(dev, lists[l], o);
 
 			/*
 			 * 6.12 loops while the list is not empty; a cluster
 			 * that fails (a reclaim race) would be retried
 			 * forever, so stop after one pass.
 			 */
-			unsigned int n = *bi_counter(dev, lists[l], o);
+			unsigned int n = *swapalloc_list_counter(dev, lists[l], o);
 
 			while (n-- && !list_empty(head)) {
 				ci = list_first_entry(head, struct swapalloc_cluster, node);

@@ -126,49 +126,15 @@ static inline struct swapalloc_cluster *sa_cluster(struct swapalloc_dev *dev,
 	return &dev->clusters[offset / SA_CLUSTER_SLOTS];
 }
 
-static unsigned int *sa_list_counter(struct swapalloc_dev *dev,
-				     unsigned int list, unsigned int order)
-{
-	switch (list) {
-	case SA_LIST_FREE:
-		return &dev->nr_free;
-	case SA_LIST_NONFULL:
-		return &dev->nr_nonfull[order];
-	case SA_LIST_FRAG:
-		return &dev->nr_frag[order];
-	case SA_LIST_FULL:
-		return &dev->nr_full;
-	default:
-		return &dev->nr_discard;
-	}
-}
-
-static struct list_head *sa_list_head(struct swapalloc_dev *dev,
-				      unsigned int list, unsigned int order)
-{
-	switch (list) {
-	case SA_LIST_FREE:
-		return &dev->free;
-	case SA_LIST_NONFULL:
-		return &dev->nonfull[order];
-	case SA_LIST_FRAG:
-		return &dev->frag[order];
-	case SA_LIST_FULL:
-		return &dev->full;
-	default:
-		return &dev->discard;
-	}
-}
-
 /* Move @ci to the tail of @list (for its current ->order). */
 static void sa_move(struct swapalloc_dev *dev, struct swapalloc_cluster *ci,
 		    enum swapalloc_list list)
 {
 	trace_swapalloc_cluster_move(dev, sa_idx(ci, dev), ci->list, list, ci->order);
-	(*sa_list_counter(dev, ci->list, ci->order))--;
+	(*swapalloc_list_counter(dev, ci->list, ci->order))--;
 	ci->list = list;
-	(*sa_list_counter(dev, list, ci->order))++;
-	list_move_tail(&ci->node, sa_list_head(dev, list, ci->order));
+	(*swapalloc_list_counter(dev, list, ci->order))++;
+	list_move_tail(&ci->node, swapalloc_list_head(dev, list, ci->order));
 }
 
 /* The list a cluster in use belongs on, from its count alone. */
@@ -313,8 +279,8 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		ci->order = 0;
 		ci->discarding = false;
 		ci->list = sa_list_for_count(ci);
-		(*sa_list_counter(dev, ci->list, 0))++;
-		list_add_tail(&ci->node, sa_list_head(dev, ci->list, 0));
+		(*swapalloc_list_counter(dev, ci->list, 0))++;
+		list_add_tail(&ci->node, swapalloc_list_head(dev, ci->list, 0));
 		dev->rebuilt = i + 1;
 	}
 	sa_place_rebuild(dev);
@@ -377,10 +343,10 @@ static void sa_account_alloc(struct swapalloc_dev *dev,
 		/* A fresh cluster serves the order that opened it. */
 		trace_swapalloc_cluster_move(dev, sa_idx(ci, dev), SA_LIST_FREE,
 					     SA_LIST_NONFULL, order);
-		(*sa_list_counter(dev, SA_LIST_FREE, 0))--;
+		(*swapalloc_list_counter(dev, SA_LIST_FREE, 0))--;
 		ci->order = order;
 		ci->list = SA_LIST_NONFULL;
-		(*sa_list_counter(dev, SA_LIST_NONFULL, order))++;
+		(*swapalloc_list_counter(dev, SA_LIST_NONFULL, order))++;
 		list_move_tail(&ci->node, &dev->nonfull[order]);
 	}
 	ci->count += 1U << order;
@@ -449,7 +415,7 @@ static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 				  unsigned int limit, bool demote,
 				  unsigned long *next)
 {
-	struct list_head *head = sa_list_head(dev, list, list_order);
+	struct list_head *head = swapalloc_list_head(dev, list, list_order);
 	struct swapalloc_cluster *ci;
 	unsigned long off;
 
@@ -524,7 +490,7 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
 
 	for (o = 1; o < SA_NR_ORDERS; o++) {
 		for (i = 0; i < ARRAY_SIZE(lists); i++) {
-			n = *sa_list_counter(dev, lists[i], o);
+			n = *swapalloc_list_counter(dev, lists[i], o);
 			if (!holes) {
 				off = sa_scan_list(dev, lists[i], o, 0, usage,
 						   min_t(unsigned int, n, SA_STEAL_SCAN_MAX),
@@ -538,7 +504,7 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
 			 * without a hole go to the tail, so that the next
 			 * search looks at others.
 			 */
-			head = sa_list_head(dev, lists[i], o);
+			head = swapalloc_list_head(dev, lists[i], o);
 			while (n-- && budget && !list_empty(head)) {
 				budget--;
 				ci = list_first_entry(head, struct swapalloc_cluster, node);
@@ -949,7 +915,7 @@ static int sa_check_list(struct swapalloc_dev *dev, unsigned int l,
 	const char *name = sa_list_names[l];
 	struct swapalloc_cluster *ci;
 
-	list_for_each_entry(ci, sa_list_head(dev, l, o), node) {
+	list_for_each_entry(ci, swapalloc_list_head(dev, l, o), node) {
 		i = sa_idx(ci, dev);
 		if (i >= dev->nr_clusters)
 			return sa_violation(buf, len, "%s list holds a foreign cluster", name);
@@ -968,9 +934,9 @@ static int sa_check_list(struct swapalloc_dev *dev, unsigned int l,
 		if (++n > dev->nr_clusters)
 			return sa_violation(buf, len, "%s list loops", name);
 	}
-	if (n != *sa_list_counter(dev, l, o))
+	if (n != *swapalloc_list_counter(dev, l, o))
 		return sa_violation(buf, len, "%s[%u] holds %u clusters, counter says %u",
-				    name, o, n, *sa_list_counter(dev, l, o));
+				    name, o, n, *swapalloc_list_counter(dev, l, o));
 	return 0;
 }
 

@@ -134,6 +134,43 @@ struct swapalloc_dev {
 	struct swapalloc_place place;
 };
 
+/* The counter and the head of one of @dev's lists (@order for nonfull, frag). */
+static inline unsigned int *swapalloc_list_counter(struct swapalloc_dev *dev,
+						   unsigned int list,
+						   unsigned int order)
+{
+	switch (list) {
+	case SA_LIST_FREE:
+		return &dev->nr_free;
+	case SA_LIST_NONFULL:
+		return &dev->nr_nonfull[order];
+	case SA_LIST_FRAG:
+		return &dev->nr_frag[order];
+	case SA_LIST_FULL:
+		return &dev->nr_full;
+	default:
+		return &dev->nr_discard;
+	}
+}
+
+static inline struct list_head *swapalloc_list_head(struct swapalloc_dev *dev,
+						    unsigned int list,
+						    unsigned int order)
+{
+	switch (list) {
+	case SA_LIST_FREE:
+		return &dev->free;
+	case SA_LIST_NONFULL:
+		return &dev->nonfull[order];
+	case SA_LIST_FRAG:
+		return &dev->frag[order];
+	case SA_LIST_FULL:
+		return &dev->full;
+	default:
+		return &dev->discard;
+	}
+}
+
 int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
 		       enum swapalloc_policy policy, bool discard);
 void swapalloc_dev_destroy(struct swapalloc_dev *dev);
