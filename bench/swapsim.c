@@ -1108,8 +1108,10 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 		struct swapalloc_order_stats *o0 = &r->s.dev.stats.order[0];
 
 		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu;"
+			" clusters adopted by order 0: %llu;"
 			" order 0 from cursor %llu free %llu nonfull %llu frag %llu steal %llu\n",
 			alloc_names[alloc], (unsigned long long)r->s.dev.place.holes_kept,
+			(unsigned long long)r->s.dev.place.adopted,
 			(unsigned long long)o0->src[SA_SRC_CURSOR],
 			(unsigned long long)o0->src[SA_SRC_FREE],
 			(unsigned long long)o0->src[SA_SRC_NONFULL],
