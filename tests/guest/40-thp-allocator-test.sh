@@ -78,6 +78,19 @@ one() {
 
 declare -A result
 modes=("-a" "" "-a -s" "-s")
+# THP_TEST_MODES: a subset, by name (a none as s), e.g. "none s".
+if [ -n "${THP_TEST_MODES:-}" ]; then
+	modes=()
+	for m in $THP_TEST_MODES; do
+		case $m in
+		a) modes+=("-a") ;;
+		none) modes+=("") ;;
+		as) modes+=("-a -s") ;;
+		s) modes+=("-s") ;;
+		*) fail "THP_TEST_MODES=$THP_TEST_MODES" "modes are a, none, as, s"; finish ;;
+		esac
+	done
+fi
 
 device() {
 	local devname=$1 dev=$2 m
@@ -156,6 +169,19 @@ case " $devices " in
 *) finish ;;	# a benchmark run of other configurations: figures only
 esac
 for m in -a none "-a -s" -s; do
+	# placement=antifrag, when it ran: 0.00 on zram, and on the rotational
+	# disk no worse than the default (within 1 point: one boot, no spread).
+	case " ${THP_TEST_ALLOCATORS:-} " in
+	*" swapalloc-antifrag "*)
+		v=${result[zram,swapalloc-antifrag,$m]:-}
+		lt "$v" 0.005 && pass "zram swapalloc-antifrag '$m': 0.00% fallback" ||
+			fail "zram swapalloc-antifrag '$m': 0.00% fallback" "steady state ${v:-missing}%"
+		v=${result[rotational,swapalloc-antifrag,$m]:-}
+		b=${result[rotational,swapalloc,$m]:-}
+		h=$(awk -v b="$b" 'BEGIN { if (b != "") print b + 1 }')
+		lt "$v" "${h:-}" && pass "rotational swapalloc-antifrag '$m': no worse than default (${v}% vs ${b}%)" ||
+			fail "rotational swapalloc-antifrag '$m': no worse than default" "steady state ${v:-missing}% vs ${b:-missing}%" ;;
+	esac
 	v=${result[zram,swapalloc,$m]:-}
 	lt "$v" 0.005 && pass "zram swapalloc '$m': 0.00% fallback" ||
 		fail "zram swapalloc '$m': 0.00% fallback" "steady state ${v:-missing}%"
