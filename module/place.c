@@ -143,13 +143,18 @@ static bool sa_place_holes(struct swapalloc_dev *dev, unsigned char usage,
 	}
 	for (o = 1; o < SA_NR_ORDERS; o++) {
 		for (i = 0; i < ARRAY_SIZE(lists); i++) {
-			list_for_each_entry(ci, sa_list_head(dev, lists[i], o), node) {
-				if (!budget--)
-					return true;
-				/* Returns at once when it allocated. */
+			struct list_head *head = sa_list_head(dev, lists[i], o);
+			unsigned int n = *sa_list_counter(dev, lists[i], o);
+
+			while (n-- && budget && !list_empty(head)) {
+				budget--;
+				ci = list_first_entry(head, struct swapalloc_cluster, node);
 				*off = sa_alloc_hole(dev, ci, usage);
 				if (*off)
 					return true;
+				/* No hole here: the next search looks at others first. */
+				if (ci->list == lists[i] && ci->order == o)
+					list_move_tail(&ci->node, head);
 			}
 		}
 		if (!swapalloc_env_writable(&dev->env))
