@@ -32,10 +32,10 @@
  * free slots seen over the last two windows of allocations (each half
  * the device's slots) stayed at or above SA_PLACE_FREE_MIN.  Below it,
  * order 0 takes holes (core.c's step 3) through sa_place_holes()'s own
- * search, which leaves the lists in their order: core.c's search rotates
- * the clusters it looked at to their list's tail, which spreads order-0
- * pages over more blocks (64 MiB disk, -s below: 72.98 with it, 60.22
- * without).
+ * search, which keeps a cluster that gave a hole at its list's head:
+ * core.c's search rotates every cluster it looked at to the tail, which
+ * spreads order-0 pages over more blocks (64 MiB disk, -s below: 73.21
+ * with it).
  *
  * Measured with bench/swapsim --swapin memcg (the kernel model: the test
  * in a 32M memory cgroup, pages back as 4K pages unless still in the swap
@@ -48,11 +48,12 @@
  *   64 MiB disk
  *   builtin 6.12     0.00  56.74 (56.22-57.10) 0.26   64.68 (63.93-65.17)
  *   default          0.00  45.17 (44.72-45.64) 5.22   73.21 (72.06-74.88)
- *   antifrag         0.00  49.23 (49.02-49.43) 0.20   60.27 (59.53-60.90)
+ *   antifrag         0.00  49.09 (48.78-49.56) 0.14   60.03 (59.79-60.30)
  *
- * Swap-map reads per allocation (cost), 72 MiB, none / -s: builtin 73 /
- * 68, default 358 / 329 (before the bounded hole search), antifrag 49 /
- * 56.  bench/README.md has the variants tried and dropped.
+ * Swap-map reads per allocation (cost), none / -s: 72 MiB builtin 73 /
+ * 68, default 214 / 238, antifrag 49 / 56; 64 MiB builtin 64 / 55,
+ * default 285 / 328, antifrag 318 / 310.  bench/README.md has the
+ * variants tried and dropped.
  */
 
 static const char * const sa_placement_names[SA_NR_PLACEMENTS] = {
