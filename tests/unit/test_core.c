@@ -1053,6 +1053,38 @@ static void test_antifrag_adopts_emptiest(void)
 	T_EQ(s->dev.place.adopted, 0);
 }
 
+/*
+ * SA_PLACE_ANTIFRAG, nearly full: order 0 takes holes, and goes on in the
+ * cluster that gave the last one (the default's search sends every
+ * cluster it looked at to the tail, so consecutive pages alternate).
+ * Clusters 1 and 2 full of 64K entries, two holes in each; the rest of
+ * the device in use since the bind.
+ */
+static unsigned long holes_in_a_row(enum swapalloc_placement placement)
+{
+	struct sim *s = new_sim_nobind(5 * CS, SA_POLICY_PERCPU, false);
+	int i;
+
+	sim_prefill(s, 1, CS - 1, 1);
+	sim_prefill(s, 3 * CS, 2 * CS, 1);
+	s->dev.placement = placement;
+	sim_bind(s);
+	for (i = 0; i < 2 * CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), CS + i * 16);
+	sim_free(s, CS + 5, 1);
+	sim_free(s, CS + 21, 1);
+	sim_free(s, 2 * CS + 5, 1);
+	sim_free(s, 2 * CS + 21, 1);
+	T_EQ(alloc_ok(s, 0), CS + 5);
+	return alloc_ok(s, 0);
+}
+
+static void test_antifrag_full_holes_in_a_row(void)
+{
+	T_EQ(holes_in_a_row(SA_PLACE_ANTIFRAG), CS + 21);
+	T_EQ(holes_in_a_row(SA_PLACE_DEFAULT), 2 * CS + 5);
+}
+
 static void test_swapoff_fails_without_looping(void)
 {
 	struct sim *s = range_reclaim_setup(4, false);
@@ -2012,6 +2044,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_full_device),
 	T_CASE(test_antifrag_leaves_holes),
 	T_CASE(test_antifrag_adopts_emptiest),
+	T_CASE(test_antifrag_full_holes_in_a_row),
 	T_CASE(test_swapoff_fails_without_looping),
 	T_CASE(test_swapoff_during_reclaim),
 	T_CASE(test_rotational_sequential),
