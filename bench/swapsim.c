@@ -469,6 +469,7 @@ struct kmodel {
 	unsigned int slot[NPAGES];	/* its slot while K_SWAP or K_CACHE */
 	bool big[MEM1_UNITS];		/* resident as one 64K folio */
 	bool ra[NPAGES];		/* PG_readahead: read ahead, not yet hit */
+	unsigned int old[NPAGES];	/* SWAPSIM_ORACLE: the slot it left */
 	int prev[NIDS + 1], next[NIDS + 1];
 	bool on_lru[NIDS], ref[NIDS];
 	unsigned long nres, cap;	/* resident pages, memcg limit in pages */
@@ -482,6 +483,12 @@ struct kmodel {
 	unsigned long major, minor4, minor64, ra_pages, dropped, evicted;
 };
 
+#ifdef SWAPSIM_ORACLE
+/* bench/swapsim-oracle.c: an order-0 allocation of slot @off, if free. */
+unsigned long swapsim_oracle_alloc_at(struct swapalloc_dev *dev, unsigned long off,
+				      unsigned char usage);
+static unsigned long oracle_hits, oracle_tries;
+#endif
 static unsigned int k_id(struct kmodel *k, unsigned int p)
 {
 	return p < MEM1_PAGES && k->big[p / UNIT_PAGES] ? NPAGES + p / UNIT_PAGES : p;
@@ -640,7 +647,27 @@ static void k_swapout(struct run *r, unsigned int id, unsigned int *split,
 			k_swapout(r, p + i, NULL, NULL);
 		return;
 	}
-	off = k_alloc0(r);
+	off = 0;
+#ifdef SWAPSIM_ORACLE
+	/*
+	 * The oracle: a 4K page of mem1 goes back to the slot it left at
+	 * swap-in if that is still free (antifrag leaves such holes alone),
+	 * bypassing the slots cache, as an allocator told the folio's old
+	 * offset (or its neighbours' swap entries) could do.
+	 */
+	if (p < MEM1_PAGES && k->old[p] && r->alloc == AL_ANTIFRAG) {
+		oracle_tries++;
+		if (!r->s.sd.swap_map[k->old[p]]) {
+			sim_lock(&r->s.sd);
+			off = swapsim_oracle_alloc_at(&r->s.dev, k->old[p], SWAP_HAS_CACHE);
+			sim_unlock(&r->s.sd);
+			oracle_hits += off != 0;
+		}
+	}
+	k->old[p] = 0;
+#endif
+	if (!off)
+		off = k_alloc0(r);
 	if (!off) {
 		r->stuck++;
 		lru_add(k, id, false);
@@ -791,6 +818,9 @@ static void k_touch(struct run *r, unsigned int p)
 		} else {
 			base = k->slot[p];
 			sim_cache_del(&r->s, base);
+#ifdef SWAPSIM_ORACLE
+			k->old[p] = base;
+#endif
 			k_free_slot(r, base);
 			k->minor4++;
 		}
@@ -818,6 +848,9 @@ static void k_touch(struct run *r, unsigned int p)
 	}
 	if (k->st[p] != K_SWAP || id != p)
 		die("memcg model: faulting page not swapped");
+#ifdef SWAPSIM_ORACLE
+	k->old[p] = k->slot[p];
+#endif
 	k_free_slot(r, k->slot[p]);
 	k->nres++;
 	k->major++;
@@ -1108,14 +1141,22 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 		struct swapalloc_order_stats *o0 = &r->s.dev.stats.order[0];
 
 		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu;"
+			" clusters adopted by order 0: %llu;"
 			" order 0 from cursor %llu free %llu nonfull %llu frag %llu steal %llu\n",
 			alloc_names[alloc], (unsigned long long)r->s.dev.place.holes_kept,
+			(unsigned long long)r->s.dev.place.adopted,
 			(unsigned long long)o0->src[SA_SRC_CURSOR],
 			(unsigned long long)o0->src[SA_SRC_FREE],
 			(unsigned long long)o0->src[SA_SRC_NONFULL],
 			(unsigned long long)o0->src[SA_SRC_FRAG],
 			(unsigned long long)o0->src[SA_SRC_STEAL]);
 	}
+#ifdef SWAPSIM_ORACLE
+	if (oracle_tries)
+		fprintf(stderr, "oracle: %lu of %lu 4K page-outs went back to their own slot\n",
+			oracle_hits, oracle_tries);
+	oracle_hits = oracle_tries = 0;
+#endif
 	st[0].map_reads = r->s.sd.cnt.map_reads;
 	st[0].allocs = r->s.sd.cnt.commits - r->s.sd.cnt.commit_fails;
 	check_run(r);
@@ -1171,6 +1212,9 @@ static void run_all(enum swapin_mode swapin, int only_mode, unsigned int allocs,
 	if (swapin == SWAPIN_MEMCG)
 		printf(", memcg %u pages", opt_memcg_pages);
 	printf("\n");
+#ifdef SWAPSIM_ORACLE
+	printf("# oracle build: antifrag's 4K pages of mem1 go back to the slot they left\n");
+#endif
 	if (!quiet)
 		printf("# 64K swpout fallback %% per iteration\n");
 	if (!quiet && only_mode >= 0 && nr_allocs == 1) {

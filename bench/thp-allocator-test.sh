@@ -11,7 +11,9 @@
 #   ssd-memcg    64 MiB non-rotational virtio disk, the tool in a 32M memcg
 #   ssd72-memcg  the same on a 72 MiB disk
 # THP_TEST_ALLOCATORS="swapalloc" skips the builtin runs; it may also name
-# swapalloc-antifrag (the module with placement=antifrag).
+# swapalloc-antifrag (the module with placement=antifrag).  THP_TEST_MODES
+# ("none s"), THP_TEST_ITERATIONS (100) and THP_TEST_TIMEOUT (7200 s, the
+# guest's) shorten a run.
 # SWAPALLOC_KERNEL_TREE: a built kernel tree to use instead of kernel-build.sh's.
 # Per-iteration fallback % lands in bench/results/thp-swap-allocator-<date>.tsv,
 # and the steady state (mean of iterations 51-100) is printed.
@@ -25,11 +27,12 @@ make -s -C "$top" module KDIR="$tree" >/dev/null
 make -s -C "$top/tests/tools" >/dev/null
 out=$(mktemp -d /tmp/swapalloc-bench.XXXXXX)
 rc=0
-SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout 7200 --out "$out" \
+SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout "${THP_TEST_TIMEOUT:-7200}" --out "$out" \
 	--disk rot0:64M --disk ssd0:64M --disk ssd1:72M \
 	--env THP_TEST_DEVICES="$devices" \
 	--env THP_TEST_ALLOCATORS="${THP_TEST_ALLOCATORS:-builtin swapalloc}" \
 	--env THP_TEST_ITERATIONS="${THP_TEST_ITERATIONS:-100}" \
+	--env THP_TEST_MODES="${THP_TEST_MODES:-}" \
 	-- "$top/tests/guest/40-thp-allocator-test.sh" | grep -E '^# (steady|  |[a-z])|^(PASS|FAIL)' || rc=$?
 mkdir -p "$top/bench/results"
 dst=$top/bench/results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv

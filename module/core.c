@@ -701,7 +701,8 @@ again:
 			goto done;
 		src = SA_SRC_STEAL;
 		next = 0;
-		off = sa_place_keep_holes(dev) ? 0 : sa_steal(dev, true, usage);
+		if (!sa_place_holes(dev, usage, &off))
+			off = sa_steal(dev, true, usage);
 		if (off)
 			goto done;
 	}
@@ -766,7 +767,9 @@ again:
 	if (order == 0) {
 		src = SA_SRC_STEAL;
 		next = 0;
-		off = sa_steal(dev, false, usage);
+		off = sa_place_adopt(dev, usage, &next);
+		if (!off)
+			off = sa_steal(dev, false, usage);
 		if (off)
 			goto done;
 	}

@@ -6,49 +6,54 @@
  * SA_PLACE_DEFAULT changes nothing: core.c's order of preference, as
  * upstream has it.
  *
- * SA_PLACE_ANTIFRAG leaves the holes of higher orders' blocks alone.  A
- * 4K swap-in of one page of a 64K entry frees one slot of its aligned
- * block; the other 15 belong to the same 64K region of one process and
- * are freed with it (munmap, MADV_DONTNEED, exit) or page by page.  Left
- * alone, the block becomes wholly free again and serves the next 64K
- * folio; plugged with an order-0 page of some other region (core.c's step
- * 3, sa_alloc_hole()), it stays broken for as long as that page lives.
- * So order 0 goes to order-0 clusters and free clusters first, and takes
- * holes only in the last steal, which core.c does anyway.  While the
- * device runs nearly full the holes are all the room there is, and
- * filling them is better (the 64 MiB disk below); so the policy applies
- * only while the fewest free slots seen over the last two windows of
- * allocations (each half the device's slots) stayed at or above one
- * cluster's worth.
+ * SA_PLACE_ANTIFRAG keeps order-0 pages out of the blocks of higher
+ * orders' clusters.  A 4K swap-in of one page of a 64K entry frees one
+ * slot of its aligned block; the other 15 belong to the same 64K region
+ * of one process and are freed with it (munmap, MADV_DONTNEED, exit) or
+ * page by page.  Left alone, the block becomes wholly free again and
+ * serves the next 64K folio; plugged with an order-0 page of some other
+ * region, it stays broken for as long as that page lives.  So, while the
+ * device has room:
+ *
+ *  - order 0 skips the holes of higher orders' blocks (core.c's step 3)
+ *    and goes to its own clusters and to free clusters first;
+ *  - when those are all used, instead of taking single slots from higher
+ *    orders' clusters (core.c's last steal, one slot here and one there,
+ *    each spoiling a block), it adopts one: the emptiest of the first
+ *    SA_PLACE_ADOPT_SCAN frag, then nonfull, clusters of orders 1 and up
+ *    becomes an order-0 cluster, with the cursor in it.  Its live 64K
+ *    entries stay where they are; their slots go to order 0 as they are
+ *    freed.  Order 0 then fills the holes of one cluster, the one with
+ *    the fewest live entries to spoil, and the other clusters' blocks
+ *    drain whole.
+ *
+ * While the device runs nearly full the holes are all the room there is,
+ * and filling them is better; so both rules apply only while the fewest
+ * free slots seen over the last two windows of allocations (each half
+ * the device's slots) stayed at or above SA_PLACE_FREE_MIN.  Below it,
+ * order 0 takes holes (core.c's step 3) through sa_place_holes()'s own
+ * search, which keeps a cluster that gave a hole at its list's head:
+ * core.c's search rotates every cluster it looked at to the tail, which
+ * spreads order-0 pages over more blocks (64 MiB disk, -s below: 73.21
+ * with it).
  *
  * Measured with bench/swapsim --swapin memcg (the kernel model: the test
  * in a 32M memory cgroup, pages back as 4K pages unless still in the swap
- * cache), steady-state 64K fallback %, seed 1, -a / none / -a -s / -s:
+ * cache), steady-state 64K fallback %, mean (range) of seeds 1-5:
  *
- *   72 MiB disk  builtin 6.12  0.00 33.14 0.00 46.85
- *                default       0.00 28.60 0.00 42.49
- *                antifrag      0.00 14.17 0.00 31.52
- *   64 MiB disk  builtin 6.12  0.00 56.22 0.14 64.69
- *                default       0.00 49.27 0.21 60.22
- *                antifrag      0.00 43.63 0.21 60.22
+ *   72 MiB disk      -a    none                -a -s  -s
+ *   builtin 6.12     0.00  32.49 (31.58-33.21) 0.00   47.00 (46.53-47.27)
+ *   default          0.00  21.03 (20.41-21.72) 0.00   35.15 (34.24-36.39)
+ *   antifrag         0.00  11.89 (8.09-14.21)  0.00   28.17 (27.50-29.66)
+ *   64 MiB disk
+ *   builtin 6.12     0.00  56.74 (56.22-57.10) 0.26   64.68 (63.93-65.17)
+ *   default          0.00  45.17 (44.72-45.64) 5.22   73.21 (72.06-74.88)
+ *   antifrag         0.00  49.09 (48.78-49.56) 0.14   60.03 (59.79-60.30)
  *
- * Where order 0 then goes, in that model (no-flag case): 110057 times the
- * cursor, 749 nonfull[0], 4 a free cluster and 185574 core.c's last
- * steal, which takes the first free slot of a higher order's frag (then
- * nonfull) cluster and rotates the list, so consecutive pages go to
- * different clusters (default: 23161 cursor, 362676 steals).  That
- * rotation is part of the gain: the same steal without rotating reads
- * 25.20 / 39.35 (none / -s) with runs of 4.7 pages.  It also shortens
- * runs of consecutive offsets (rotational devices): 4.6 -> 3.4 pages in
- * the no-flag case with the global cursor, so antifrag is meant for
- * non-rotational devices for now.
- *
- * Also measured and dropped (bench/README.md): order 0 filling holes
- * first, everywhere (worse: 39.99 / 52.08 on the 72 MiB disk); filling
- * first the order-0 cluster with the fewest free blocks (no gain); an
- * order-4 request taking a free aligned block in a cluster of another
- * order before failing (never found one: when order 4 fails, no cluster
- * has a wholly free block left).
+ * Swap-map reads per allocation (cost), none / -s: 72 MiB builtin 73 /
+ * 68, default 214 / 238, antifrag 49 / 56; 64 MiB builtin 64 / 55,
+ * default 285 / 328, antifrag 318 / 310.  bench/README.md has the
+ * variants tried and dropped.
  */
 
 static const char * const sa_placement_names[SA_NR_PLACEMENTS] = {
@@ -61,8 +66,17 @@ const char *swapalloc_placement_name(enum swapalloc_placement placement)
 	return placement < SA_NR_PLACEMENTS ? sa_placement_names[placement] : "?";
 }
 
-/* Free slots the device must have kept for SA_PLACE_ANTIFRAG to apply. */
-#define SA_PLACE_FREE_MIN	SA_CLUSTER_SLOTS
+/* Free slots the device must have kept for SA_PLACE_ANTIFRAG's rules. */
+#define SA_PLACE_FREE_MIN	(2 * SA_CLUSTER_SLOTS)
+
+/* Higher orders' clusters order 0 compares when it adopts one. */
+#define SA_PLACE_ADOPT_SCAN	4
+
+static unsigned long sa_alloc_from(struct swapalloc_dev *dev,
+				   struct swapalloc_cluster *ci, int order,
+				   unsigned char usage, unsigned long *next);
+static unsigned long sa_alloc_hole(struct swapalloc_dev *dev,
+				   struct swapalloc_cluster *ci, unsigned char usage);
 
 /* Called by the rebuild: a new low-water mark from the current state. */
 static void sa_place_rebuild(struct swapalloc_dev *dev)
@@ -97,14 +111,99 @@ static void sa_place_note_alloc(struct swapalloc_dev *dev, unsigned long nr)
 	pl->win_slots = 0;
 }
 
-/* Should order 0 skip the holes of higher orders' blocks (core.c step 3)? */
-static bool sa_place_keep_holes(struct swapalloc_dev *dev)
+/* Does SA_PLACE_ANTIFRAG apply now: has the device kept enough room? */
+static bool sa_place_roomy(struct swapalloc_dev *dev)
 {
 	struct swapalloc_place *pl = &dev->place;
 
-	if (dev->placement != SA_PLACE_ANTIFRAG ||
-	    min_t(unsigned long, pl->low_free, pl->prev_low_free) < SA_PLACE_FREE_MIN)
+	return dev->placement == SA_PLACE_ANTIFRAG &&
+	       min_t(unsigned long, pl->low_free, pl->prev_low_free) >= SA_PLACE_FREE_MIN;
+}
+
+/*
+ * core.c's step 3 for order 0, holes in higher orders' blocks.  Returns
+ * false to let core.c do it (SA_PLACE_DEFAULT); else true, with the slot
+ * allocated (or 0) in *@off: none while the device has room, else the
+ * first hole of at most SA_HOLE_SCAN_MAX clusters, frag then nonfull of
+ * each order, the lists left in their order.
+ */
+static bool sa_place_holes(struct swapalloc_dev *dev, unsigned char usage,
+			   unsigned long *off)
+{
+	static const enum swapalloc_list lists[] = { SA_LIST_FRAG, SA_LIST_NONFULL };
+	unsigned int budget = SA_HOLE_SCAN_MAX, i;
+	struct swapalloc_cluster *ci;
+	int o;
+
+	*off = 0;
+	if (dev->placement != SA_PLACE_ANTIFRAG)
 		return false;
-	sa_count(&pl->holes_kept, 1);
+	if (sa_place_roomy(dev)) {
+		sa_count(&dev->place.holes_kept, 1);
+		return true;
+	}
+	for (o = 1; o < SA_NR_ORDERS; o++) {
+		for (i = 0; i < ARRAY_SIZE(lists); i++) {
+			struct list_head *head = sa_list_head(dev, lists[i], o);
+			unsigned int n = *sa_list_counter(dev, lists[i], o);
+
+			while (n-- && budget && !list_empty(head)) {
+				budget--;
+				ci = list_first_entry(head, struct swapalloc_cluster, node);
+				*off = sa_alloc_hole(dev, ci, usage);
+				if (*off)
+					return true;
+				/* No hole here: the next search looks at others first. */
+				if (ci->list == lists[i] && ci->order == o)
+					list_move_tail(&ci->node, head);
+			}
+		}
+		if (!swapalloc_env_writable(&dev->env))
+			return true;
+	}
 	return true;
+}
+
+/*
+ * Order 0, when its own clusters and the free ones are used up and the
+ * device has room: adopt the emptiest of the first SA_PLACE_ADOPT_SCAN
+ * frag, then nonfull, clusters of the higher orders (each looked at goes
+ * to its list's tail), and allocate there, setting *@next for the
+ * cursor.  Returns 0 to leave it to core.c's last steal.
+ */
+static unsigned long sa_place_adopt(struct swapalloc_dev *dev, unsigned char usage,
+				    unsigned long *next)
+{
+	static const enum swapalloc_list lists[] = { SA_LIST_FRAG, SA_LIST_NONFULL };
+	unsigned int budget = SA_PLACE_ADOPT_SCAN, n, i;
+	struct swapalloc_cluster *ci, *best = NULL;
+	struct list_head *head;
+	int o;
+
+	if (!sa_place_roomy(dev))
+		return 0;
+	for (o = 1; o < SA_NR_ORDERS && budget; o++) {
+		for (i = 0; i < ARRAY_SIZE(lists) && budget; i++) {
+			n = *sa_list_counter(dev, lists[i], o);
+			head = sa_list_head(dev, lists[i], o);
+			while (n-- && budget && !list_empty(head)) {
+				budget--;
+				ci = list_first_entry(head, struct swapalloc_cluster, node);
+				list_move_tail(&ci->node, head);
+				if (!best || ci->count < best->count)
+					best = ci;
+			}
+		}
+	}
+	if (!best)
+		return 0;
+	trace_swapalloc_cluster_move(dev, sa_idx(best, dev), best->list,
+				     SA_LIST_NONFULL, 0);
+	(*sa_list_counter(dev, best->list, best->order))--;
+	best->order = 0;
+	best->list = SA_LIST_NONFULL;
+	(*sa_list_counter(dev, SA_LIST_NONFULL, 0))++;
+	list_move_tail(&best->node, &dev->nonfull[0]);
+	sa_count(&dev->place.adopted, 1);
+	return sa_alloc_from(dev, best, 0, usage, next);
 }

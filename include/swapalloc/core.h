@@ -101,6 +101,7 @@ struct swapalloc_place {
 	unsigned long win_slots;	/* slots allocated in this window */
 	unsigned long low_free, prev_low_free;	/* this window's, the last one's */
 	u64 holes_kept;		/* order-0 allocations that skipped core.c's step 3 */
+	u64 adopted;		/* higher orders' clusters order 0 took over */
 };
 
 struct swapalloc_dev {

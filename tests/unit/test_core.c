@@ -1003,6 +1003,88 @@ static void test_antifrag_leaves_holes(void)
 	T_EQ(hole_then_order0(3 * CS, true, SA_PLACE_DEFAULT), CS + 35);
 }
 
+/*
+ * SA_PLACE_ANTIFRAG: once order 0's clusters and the free ones are used
+ * up, order 0 adopts the emptiest of the higher orders' clusters (the
+ * first four of frag[4] here) and goes on in it with its cursor, instead
+ * of plugging holes in the first one; the default plugs the first hole.
+ * 8 clusters: cluster 0 order 0, 1-7 full of 64K entries with slots
+ * 10-15 of every block freed (8-15 in cluster 3), so that at least 1152
+ * slots stay free all along and the device counts as roomy.
+ */
+static struct sim *adopt_setup(enum swapalloc_placement placement)
+{
+	struct sim *s = new_sim_nobind(8 * CS, SA_POLICY_PERCPU, false);
+	unsigned long blk;
+	int c, i;
+
+	s->dev.placement = placement;
+	sim_bind(s);
+	for (i = 1; i < CS; i++)
+		T_EQ(alloc_ok(s, 0), i);
+	for (c = 1; c < 8; c++) {
+		for (i = 0; i < CS / 16; i++)
+			T_EQ(alloc_ok(s, 4), c * CS + i * 16);
+		for (blk = c * CS; blk < (c + 1) * CS; blk += 16)
+			sim_free(s, blk + (c == 3 ? 8 : 10), c == 3 ? 8 : 6);
+	}
+	T_EQ(sim_alloc(s, 4, 1), 0);	/* no free block left */
+	T_EQ(s->dev.nr_free, 0);
+	return s;
+}
+
+static void test_antifrag_adopts_emptiest(void)
+{
+	struct sim *s = adopt_setup(SA_PLACE_ANTIFRAG);
+
+	T_EQ(alloc_ok(s, 0), 3 * CS + 8);
+	T_EQ(CL(s, 3)->order, 0);
+	T_EQ(CL(s, 3)->list, SA_LIST_NONFULL);
+	T_EQ(s->dev.nr_nonfull[0], 1);
+	T_EQ(s->dev.place.adopted, 1);
+	/* The cursor goes on in it; the other clusters keep their holes. */
+	T_EQ(alloc_ok(s, 0), 3 * CS + 9);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], CS - 2 + 1);
+	T_EQ(s->dev.nr_frag[4], 6);
+
+	s = adopt_setup(SA_PLACE_DEFAULT);
+	T_EQ(alloc_ok(s, 0), CS + 10);
+	T_EQ(CL(s, 1)->order, 4);
+	T_EQ(s->dev.place.adopted, 0);
+}
+
+/*
+ * SA_PLACE_ANTIFRAG, nearly full: order 0 takes holes, and goes on in the
+ * cluster that gave the last one (the default's search sends every
+ * cluster it looked at to the tail, so consecutive pages alternate).
+ * Clusters 1 and 2 full of 64K entries, two holes in each; the rest of
+ * the device in use since the bind.
+ */
+static unsigned long holes_in_a_row(enum swapalloc_placement placement)
+{
+	struct sim *s = new_sim_nobind(5 * CS, SA_POLICY_PERCPU, false);
+	int i;
+
+	sim_prefill(s, 1, CS - 1, 1);
+	sim_prefill(s, 3 * CS, 2 * CS, 1);
+	s->dev.placement = placement;
+	sim_bind(s);
+	for (i = 0; i < 2 * CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), CS + i * 16);
+	sim_free(s, CS + 5, 1);
+	sim_free(s, CS + 21, 1);
+	sim_free(s, 2 * CS + 5, 1);
+	sim_free(s, 2 * CS + 21, 1);
+	T_EQ(alloc_ok(s, 0), CS + 5);
+	return alloc_ok(s, 0);
+}
+
+static void test_antifrag_full_holes_in_a_row(void)
+{
+	T_EQ(holes_in_a_row(SA_PLACE_ANTIFRAG), CS + 21);
+	T_EQ(holes_in_a_row(SA_PLACE_DEFAULT), 2 * CS + 5);
+}
+
 static void test_swapoff_fails_without_looping(void)
 {
 	struct sim *s = range_reclaim_setup(4, false);
@@ -1961,6 +2043,8 @@ static const struct t_case cases[] = {
 	T_CASE(test_no_reclaim_when_not_full),
 	T_CASE(test_full_device),
 	T_CASE(test_antifrag_leaves_holes),
+	T_CASE(test_antifrag_adopts_emptiest),
+	T_CASE(test_antifrag_full_holes_in_a_row),
 	T_CASE(test_swapoff_fails_without_looping),
 	T_CASE(test_swapoff_during_reclaim),
 	T_CASE(test_rotational_sequential),
