@@ -144,8 +144,8 @@ static bool sa_place_holes(struct swapalloc_dev *dev, unsigned char usage,
 	}
 	for (o = 1; o < SA_NR_ORDERS; o++) {
 		for (i = 0; i < ARRAY_SIZE(lists); i++) {
-			struct list_head *head = sa_list_head(dev, lists[i], o);
-			unsigned int n = *sa_list_counter(dev, lists[i], o);
+			struct list_head *head = swapalloc_list_head(dev, lists[i], o);
+			unsigned int n = *swapalloc_list_counter(dev, lists[i], o);
 
 			while (n-- && budget && !list_empty(head)) {
 				budget--;
@@ -184,8 +184,8 @@ static unsigned long sa_place_adopt(struct swapalloc_dev *dev, unsigned char usa
 		return 0;
 	for (o = 1; o < SA_NR_ORDERS && budget; o++) {
 		for (i = 0; i < ARRAY_SIZE(lists) && budget; i++) {
-			n = *sa_list_counter(dev, lists[i], o);
-			head = sa_list_head(dev, lists[i], o);
+			n = *swapalloc_list_counter(dev, lists[i], o);
+			head = swapalloc_list_head(dev, lists[i], o);
 			while (n-- && budget && !list_empty(head)) {
 				budget--;
 				ci = list_first_entry(head, struct swapalloc_cluster, node);
@@ -199,10 +199,10 @@ static unsigned long sa_place_adopt(struct swapalloc_dev *dev, unsigned char usa
 		return 0;
 	trace_swapalloc_cluster_move(dev, sa_idx(best, dev), best->list,
 				     SA_LIST_NONFULL, 0);
-	(*sa_list_counter(dev, best->list, best->order))--;
+	(*swapalloc_list_counter(dev, best->list, best->order))--;
 	best->order = 0;
 	best->list = SA_LIST_NONFULL;
-	(*sa_list_counter(dev, SA_LIST_NONFULL, 0))++;
+	(*swapalloc_list_counter(dev, SA_LIST_NONFULL, 0))++;
 	list_move_tail(&best->node, &dev->nonfull[0]);
 	sa_count(&dev->place.adopted, 1);
 	return sa_alloc_from(dev, best, 0, usage, next);
