@@ -207,7 +207,7 @@ struct swapalloc_rec *swapalloc_rec_attach(struct swap_info_struct *si,
 {
 	struct swapalloc_rec *rec = NULL, *r;
 	const unsigned char *map;
-	bool prune = false, clash = false;
+	bool prune = false, clash = false, taken = false;
 
 	spin_lock(&si->lock);
 	map = si->swap_map;
@@ -216,7 +216,11 @@ struct swapalloc_rec *swapalloc_rec_attach(struct swap_info_struct *si,
 	mutex_lock(&swapalloc_devices_lock);
 	list_for_each_entry(r, &swapalloc_recs, node) {
 		if (!strcmp(r->name, name)) {
-			rec = r;
+			/* Two active devices, one name: swap files' paths cut short. */
+			if (r->si != si && swapalloc_rec_state(r, NULL) != SWAPALLOC_REC_GONE)
+				taken = true;
+			else
+				rec = r;
 		} else if (r->si == si) {
 			/* The device this type held before has gone. */
 			r->swap_map = NULL;
@@ -238,7 +242,10 @@ struct swapalloc_rec *swapalloc_rec_attach(struct swap_info_struct *si,
 		strscpy(rec->check_result, "not run", sizeof(rec->check_result));
 		rec->si = si;
 		list_add_tail(&rec->node, &swapalloc_recs);
-		if (clash) {
+		if (taken) {
+			pr_warn("%s: another swap device has that name: no debugfs directory for swap type %d\n",
+				name, si->type);
+		} else if (clash) {
 			rec->need_dir = true;
 			prune = true;
 		} else {
