@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/kernel/debug/swapalloc/: what the allocator is doing, per device and
- * per order.  Every file but `version` and `check` is a table: one header
- * row, then rows of the same space-separated columns, meant for scripts as
- * well as people; README.md documents every file.  debugfs is not a stable
- * ABI (Documentation/filesystems/debugfs.rst): columns may change between
+ * per order, and each device's policy.  Every file but `version`, `check`
+ * and `policy` is a table: one header row, then rows of the same
+ * space-separated columns, meant for scripts as well as people; README.md
+ * documents every file.  debugfs is not a stable ABI
+ * (Documentation/filesystems/debugfs.rst): columns may change between
  * releases, so scripts should look columns up by their header name.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -21,14 +22,18 @@
 static struct dentry *swapalloc_debugfs_root;
 
 /*
- * Does @kdev still own its device?  Frees and allocations change everything
- * shown here, and only under si->lock, which the caller holds.
+ * Every per-device file's private data is the device's record, which
+ * lives as long as the directory; the allocator state (kdev) comes and
+ * goes with binding.  A file finds it under si->lock, which frees and
+ * allocations change everything shown here under, with
+ * swapalloc_rec_kdev(), and fails with -ENODEV while swapalloc does not
+ * allocate for the device.  The record's si may change while a handler
+ * runs (the same name swapped on again as another type): the old one's
+ * kdev, if any, is then not the record's.
  */
-static bool swapalloc_owns(struct swapalloc_kdev *kdev, struct swap_info_struct *si)
-	__must_hold(&si->lock)
+static struct swap_info_struct *swapalloc_rec_si(struct swapalloc_rec *rec)
 {
-	return si->alloc_data == kdev && si->alloc_state >= SWAP_ALLOC_BOUND &&
-	       kdev->bound;
+	return READ_ONCE(rec->si);
 }
 
 static int swapalloc_version_show(struct seq_file *m, void *v)
@@ -47,30 +52,38 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 	char name[SWAPALLOC_NAME_LEN];
 	unsigned long clusters;
 
+	const char *placement = "-";
+
 	swapalloc_device_name(si, name, sizeof(name));
 	spin_lock(&si->lock);
-	if (si->alloc_state >= SWAP_ALLOC_BOUND && si->alloc_ops &&
-	    !strcmp(si->alloc_ops->name, "swapalloc"))
+	if (si->alloc_state >= SWAP_ALLOC_BOUND && si->alloc_ops == &swapalloc_ops)
 		kdev = si->alloc_data;
 	if (kdev) {
 		owner = "swapalloc";
 		policy = swapalloc_policy_name(kdev->core.policy);
+		placement = swapalloc_placement_name(kdev->core.placement);
 		clusters = kdev->core.nr_clusters;
 	} else {
 		policy = si->cluster_info ? "builtin-cluster" : "builtin-scan";
 		clusters = DIV_ROUND_UP(si->max, SA_CLUSTER_SLOTS);
 	}
-	seq_printf(m, "%s %d %s %s %s %lu %u %u\n", name, si->type,
+	seq_printf(m, "%s %d %s %s %s %lu %u %u %s\n", name, si->type,
 		   (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational", owner,
-		   policy, clusters, si->inuse_pages, si->pages - si->inuse_pages);
+		   policy, clusters, si->inuse_pages, si->pages - si->inuse_pages,
+		   placement);
 	spin_unlock(&si->lock);
 	return 0;
 }
 
 static int swapalloc_devices_show(struct seq_file *m, void *v)
 {
-	seq_puts(m, "name type media owner policy clusters used free\n");
-	return swap_alloc_walk_devices(swapalloc_devices_row, m);
+	int err;
+
+	seq_puts(m, "name type media owner policy clusters used free placement\n");
+	err = swap_alloc_walk_devices(swapalloc_devices_row, m);
+	/* A device left to the builtin allocator may have gone meanwhile. */
+	swapalloc_prune_soon();
+	return err;
 }
 DEFINE_SHOW_ATTRIBUTE(swapalloc_devices);
 
@@ -102,16 +115,19 @@ static void swapalloc_clusters_row(struct seq_file *m, enum swapalloc_list list,
  */
 static int swapalloc_clusters_show(struct seq_file *m, void *v)
 {
-	struct swapalloc_kdev *kdev = m->private;
-	struct swapalloc_dev *dev = &kdev->core;
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swapalloc_rec *rec = m->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
+	struct swapalloc_dev *dev;
 	int o;
 
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
+	dev = &kdev->core;
 	seq_puts(m, "list order clusters free_slots\n");
 	swapalloc_clusters_row(m, SA_LIST_FREE, -1, dev->nr_free, &dev->free);
 	for (o = 0; o < SA_NR_ORDERS; o++)
@@ -128,13 +144,15 @@ DEFINE_SHOW_ATTRIBUTE(swapalloc_clusters);
 
 static int swapalloc_alloc_show(struct seq_file *m, void *v)
 {
-	struct swapalloc_kdev *kdev = m->private;
+	struct swapalloc_rec *rec = m->private;
 	struct swapalloc_order_stats st[SA_NR_ORDERS];
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
 	unsigned int o, s;
 
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
@@ -158,15 +176,18 @@ DEFINE_SHOW_ATTRIBUTE(swapalloc_alloc);
 
 static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 {
-	struct swapalloc_kdev *kdev = m->private;
-	struct swapalloc_stats *st = &kdev->core.stats;
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swapalloc_rec *rec = m->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
+	struct swapalloc_stats *st;
 
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
+	st = &kdev->core.stats;
 	seq_puts(m, "full_passes full_clusters_scanned full_slots_reclaimed range_slots_reclaimed background_runs\n");
 	seq_printf(m, "%llu %llu %llu %llu %llu\n", st->reclaim_passes,
 		   st->reclaim_clusters, st->reclaim_slots, st->range_reclaims,
@@ -178,11 +199,13 @@ DEFINE_SHOW_ATTRIBUTE(swapalloc_reclaim);
 
 static int swapalloc_discard_show(struct seq_file *m, void *v)
 {
-	struct swapalloc_kdev *kdev = m->private;
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swapalloc_rec *rec = m->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
 
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
@@ -209,18 +232,21 @@ static void swapalloc_cursor_row(struct seq_file *m, const char *who,
 
 static int swapalloc_cursors_show(struct seq_file *m, void *v)
 {
-	struct swapalloc_kdev *kdev = m->private;
-	struct swapalloc_dev *dev = &kdev->core;
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swapalloc_rec *rec = m->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
+	struct swapalloc_dev *dev;
 	char who[16];
 	unsigned int o;
 	int cpu;
 
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
+	dev = &kdev->core;
 	seq_puts(m, "cpu");
 	for (o = 0; o < SA_NR_ORDERS; o++)
 		seq_printf(m, " order%u", o);
@@ -246,11 +272,11 @@ DEFINE_SHOW_ATTRIBUTE(swapalloc_cursors);
  */
 static int swapalloc_check_show(struct seq_file *m, void *v)
 {
-	struct swapalloc_kdev *kdev = m->private;
+	struct swapalloc_rec *rec = m->private;
 
-	mutex_lock(&kdev->check_lock);
-	seq_printf(m, "%s\n", kdev->check_result);
-	mutex_unlock(&kdev->check_lock);
+	mutex_lock(&rec->check_lock);
+	seq_printf(m, "%s\n", rec->check_result);
+	mutex_unlock(&rec->check_lock);
 	return 0;
 }
 
@@ -273,32 +299,39 @@ static bool swapalloc_write_is_1(const char __user *ubuf, size_t count)
 	       !kstrtouint_from_user(ubuf, count, 10, &val) && val == 1;
 }
 
+/*
+ * The check lets go of si->lock between batches; the kdev it checks stays
+ * because ->detach() takes rec->check_lock before freeing it (or, at
+ * swapoff, removes this file, which waits for this handler).
+ */
 static ssize_t swapalloc_check_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
-	struct swapalloc_kdev *kdev = ((struct seq_file *)file->private_data)->private;
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swapalloc_rec *rec = ((struct seq_file *)file->private_data)->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
 	int err;
 
 	if (!swapalloc_write_is_1(ubuf, count))
 		return -EINVAL;
-	mutex_lock(&kdev->check_lock);
+	mutex_lock(&rec->check_lock);
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
-		mutex_unlock(&kdev->check_lock);
+		mutex_unlock(&rec->check_lock);
 		return -ENODEV;
 	}
 	/* Lets go of si->lock between batches of clusters. */
-	err = swapalloc_check(&kdev->core, kdev->check_result,
-			      sizeof(kdev->check_result));
+	err = swapalloc_check(&kdev->core, rec->check_result,
+			      sizeof(rec->check_result));
 	/* Handed back meanwhile: the state checked is no longer kept. */
-	if (err && !swapalloc_owns(kdev, si)) {
-		strscpy(kdev->check_result, "not run", sizeof(kdev->check_result));
+	if (err && swapalloc_rec_kdev(rec, si) != kdev) {
+		strscpy(rec->check_result, "not run", sizeof(rec->check_result));
 		err = -ENODEV;
 	}
 	spin_unlock(&si->lock);
-	mutex_unlock(&kdev->check_lock);
+	mutex_unlock(&rec->check_lock);
 	return err ? err : count;
 }
 
@@ -315,13 +348,15 @@ static const struct file_operations swapalloc_check_fops = {
 static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
-	struct swapalloc_kdev *kdev = file->private_data;
-	struct swap_info_struct *si = kdev->core.env.si;
+	struct swapalloc_rec *rec = file->private_data;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
 
 	if (!swapalloc_write_is_1(ubuf, count))
 		return -EINVAL;
 	spin_lock(&si->lock);
-	if (!swapalloc_owns(kdev, si)) {
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
 		spin_unlock(&si->lock);
 		return -ENODEV;
 	}
@@ -337,27 +372,86 @@ static const struct file_operations swapalloc_reset_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * <dev>/policy, like a block queue's `scheduler`: reading lists the
+ * choices with the active one in brackets; writing one switches the
+ * device to it (module/policy.c).  Anything but a choice's name, with at
+ * most one trailing newline, is -EINVAL and changes nothing.
+ */
+#define SWAPALLOC_POLICY_WRITE_MAX	16
+
+static ssize_t swapalloc_policy_read(struct file *file, char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	struct swapalloc_rec *rec = file->private_data;
+	char buf[SWAPALLOC_NR_CHOICES * (SWAPALLOC_POLICY_WRITE_MAX + 3) + 1];
+	int cur, i, len = 0;
+
+	cur = swapalloc_policy_get(rec);
+	if (cur < 0)
+		return cur;
+	for (i = 0; i < SWAPALLOC_NR_CHOICES; i++)
+		len += scnprintf(buf + len, sizeof(buf) - len, i == cur ? "%s[%s]" : "%s%s",
+				 i ? " " : "", swapalloc_choices[i].name);
+	len += scnprintf(buf + len, sizeof(buf) - len, "\n");
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static ssize_t swapalloc_policy_write(struct file *file, const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	struct swapalloc_rec *rec = file->private_data;
+	char buf[SWAPALLOC_POLICY_WRITE_MAX + 1];
+	int choice, err;
+
+	if (!count || count > SWAPALLOC_POLICY_WRITE_MAX)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	/* No NUL inside: "auto\0junk" is not auto. */
+	if (strlen(buf) != count)
+		return -EINVAL;
+	choice = swapalloc_choice_parse(buf);
+	if (choice < 0)
+		return choice;
+	err = swapalloc_policy_set(rec, choice);
+	return err ? err : count;
+}
+
+static const struct file_operations swapalloc_policy_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = swapalloc_policy_read,
+	.write = swapalloc_policy_write,
+	.llseek = default_llseek,
+};
+
 /* Caller holds swapalloc_devices_lock. */
-void swapalloc_debugfs_add(struct swapalloc_kdev *kdev)
+void swapalloc_debugfs_add(struct swapalloc_rec *rec)
 {
 	struct dentry *dir;
 
-	dir = debugfs_create_dir(kdev->name, swapalloc_debugfs_root);
-	kdev->dir = dir;
-	debugfs_create_file("clusters", 0444, dir, kdev, &swapalloc_clusters_fops);
-	debugfs_create_file("alloc", 0444, dir, kdev, &swapalloc_alloc_fops);
-	debugfs_create_file("reclaim", 0444, dir, kdev, &swapalloc_reclaim_fops);
-	debugfs_create_file("discard", 0444, dir, kdev, &swapalloc_discard_fops);
-	debugfs_create_file("cursors", 0444, dir, kdev, &swapalloc_cursors_fops);
-	debugfs_create_file("check", 0644, dir, kdev, &swapalloc_check_fops);
-	debugfs_create_file("reset", 0200, dir, kdev, &swapalloc_reset_fops);
+	dir = debugfs_create_dir(rec->name, swapalloc_debugfs_root);
+	rec->dir = dir;
+	debugfs_create_file("policy", 0644, dir, rec, &swapalloc_policy_fops);
+	debugfs_create_file("clusters", 0444, dir, rec, &swapalloc_clusters_fops);
+	debugfs_create_file("alloc", 0444, dir, rec, &swapalloc_alloc_fops);
+	debugfs_create_file("reclaim", 0444, dir, rec, &swapalloc_reclaim_fops);
+	debugfs_create_file("discard", 0444, dir, rec, &swapalloc_discard_fops);
+	debugfs_create_file("cursors", 0444, dir, rec, &swapalloc_cursors_fops);
+	debugfs_create_file("check", 0644, dir, rec, &swapalloc_check_fops);
+	debugfs_create_file("reset", 0200, dir, rec, &swapalloc_reset_fops);
 }
 
-/* Caller holds swapalloc_devices_lock; waits for readers of the files. */
-void swapalloc_debugfs_remove(struct swapalloc_kdev *kdev)
+/*
+ * Waits for the handlers of the files running: the caller must hold
+ * nothing they wait for (module/policy.c says who may call it when).
+ */
+void swapalloc_debugfs_remove(struct swapalloc_rec *rec)
 {
-	debugfs_remove_recursive(kdev->dir);
-	kdev->dir = NULL;
+	debugfs_remove_recursive(rec->dir);
+	rec->dir = NULL;
 }
 
 void swapalloc_debugfs_init(void)

@@ -9,8 +9,9 @@
  * their writes stay sequential and they get mTHP swap-out too.
  *
  * Locking, outermost first:
+ *   swapalloc_policy_mutex      one policy switch at a time (policy.c)
  *   swap_alloc_mutex (kernel)   registration, binding and unbinding
- *   swapalloc_devices_lock      the list of bound devices, debugfs dirs
+ *   swapalloc_devices_lock      the device records, debugfs dirs
  *   si->lock (kernel)           all allocator state of a device: lists,
  *                               counts, cursors, statistics
  *   ci->lock (kernel)           swap_map bytes, inside the helpers only
@@ -36,10 +37,7 @@
 #define CREATE_TRACE_POINTS
 #include <swapalloc_trace.h>
 
-LIST_HEAD(swapalloc_devices);
 struct workqueue_struct *swapalloc_wq;
-/* Protects swapalloc_devices and the per-device debugfs directories. */
-DEFINE_MUTEX(swapalloc_devices_lock);
 
 /* devices=: comma-separated names of the devices to bind; empty binds all. */
 static char swapalloc_param_devices[256];
@@ -84,30 +82,30 @@ static struct kparam_string swapalloc_devices_kps = {
 module_param_cb(devices, &swapalloc_devices_ops, &swapalloc_devices_kps, 0444);
 MODULE_PARM_DESC(devices, "Comma-separated swap devices to bind (zram0,vdb,...); empty: all");
 
-/* policy=: auto picks per device; percpu or global forces one for all. */
-enum { SWAPALLOC_POLICY_AUTO = -1 };
-static int swapalloc_param_policy = SWAPALLOC_POLICY_AUTO;
+/*
+ * policy=: the choice (module/policy.c) for the devices of devices= when
+ * swapalloc first sees them: auto picks the cursors per device, percpu or
+ * global forces them, antifrag is auto with place.c's antifrag placement,
+ * builtin leaves every device to the kernel until its `policy` file says
+ * otherwise.  Each device's debugfs `policy` file changes it at run time.
+ */
+static int swapalloc_param_policy = SWAPALLOC_AUTO;
 
 static int swapalloc_set_policy(const char *val, const struct kernel_param *kp)
 {
-	if (sysfs_streq(val, "auto")) {
-		swapalloc_param_policy = SWAPALLOC_POLICY_AUTO;
-	} else if (sysfs_streq(val, "percpu")) {
-		swapalloc_param_policy = SA_POLICY_PERCPU;
-	} else if (sysfs_streq(val, "global")) {
-		swapalloc_param_policy = SA_POLICY_GLOBAL;
-	} else {
-		pr_warn("policy= must be auto, percpu or global\n");
+	int choice = swapalloc_choice_parse(val);
+
+	if (choice < 0) {
+		pr_warn("policy= must be auto, percpu or global, or antifrag or builtin\n");
 		return -EINVAL;
 	}
+	swapalloc_param_policy = choice;
 	return 0;
 }
 
 static int swapalloc_get_policy(char *buf, const struct kernel_param *kp)
 {
-	if (swapalloc_param_policy == SWAPALLOC_POLICY_AUTO)
-		return sysfs_emit(buf, "auto\n");
-	return sysfs_emit(buf, "%s\n", swapalloc_policy_name(swapalloc_param_policy));
+	return sysfs_emit(buf, "%s\n", swapalloc_choices[swapalloc_param_policy].name);
 }
 
 static const struct kernel_param_ops swapalloc_policy_ops = {
@@ -116,9 +114,12 @@ static const struct kernel_param_ops swapalloc_policy_ops = {
 };
 
 module_param_cb(policy, &swapalloc_policy_ops, NULL, 0444);
-MODULE_PARM_DESC(policy, "auto (per-CPU clusters for SSD/zram, global for rotational), percpu or global");
+MODULE_PARM_DESC(policy, "Default for devices: auto (per-CPU clusters for SSD/zram, global for rotational), percpu, global, antifrag or builtin");
 
-/* placement=: default (upstream's order) or antifrag (module/place.c). */
+/*
+ * placement=: default (upstream's order) or antifrag (module/place.c).
+ * antifrag is the same as policy=antifrag, and goes with policy=auto only.
+ */
 static int swapalloc_param_placement = SA_PLACE_DEFAULT;
 
 static int swapalloc_set_placement(const char *val, const struct kernel_param *kp)
@@ -146,7 +147,7 @@ static const struct kernel_param_ops swapalloc_placement_ops = {
 };
 
 module_param_cb(placement, &swapalloc_placement_ops, NULL, 0444);
-MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifrag");
+MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifrag (as policy=antifrag)");
 
 /**
  * swapalloc_device_name() - the name users know a swap device by
@@ -199,7 +200,7 @@ static bool swapalloc_wanted(const char *name)
 static void swapalloc_report_unbound(void)
 {
 	const char *p = swapalloc_param_devices;
-	struct swapalloc_kdev *kdev;
+	struct swapalloc_rec *rec;
 	bool found;
 	size_t l;
 
@@ -207,8 +208,8 @@ static void swapalloc_report_unbound(void)
 		l = strcspn(p, ",");
 		found = false;
 		mutex_lock(&swapalloc_devices_lock);
-		list_for_each_entry(kdev, &swapalloc_devices, node)
-			if (strlen(kdev->name) == l && !strncmp(kdev->name, p, l))
+		list_for_each_entry(rec, &swapalloc_recs, node)
+			if (strlen(rec->name) == l && !strncmp(rec->name, p, l))
 				found = true;
 		mutex_unlock(&swapalloc_devices_lock);
 		if (!found)
@@ -253,29 +254,41 @@ static void swapalloc_reclaim_work(struct work_struct *work)
 	spin_unlock(&si->lock);
 }
 
+/*
+ * Offered a device: at registration, at swapon, or by a policy write.
+ * Every device offered gets a record (and its debugfs directory), the
+ * ones swapalloc declines too, so that their `policy` file can take them.
+ */
 static int swapalloc_attach(struct swap_info_struct *si, void **data)
 {
+	const struct swapalloc_choice *c;
+	enum swapalloc_choice_id choice;
 	struct swapalloc_kdev *kdev;
 	enum swapalloc_policy policy;
+	struct swapalloc_rec *rec;
 	int err;
 
 	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
 	if (!kdev)
 		return -ENOMEM;
 	swapalloc_device_name(si, kdev->name, sizeof(kdev->name));
-	if (!swapalloc_wanted(kdev->name)) {
+	rec = swapalloc_rec_attach(si, kdev->name,
+				   swapalloc_wanted(kdev->name) ?
+				   swapalloc_param_policy : SWAPALLOC_BUILTIN, &choice);
+	if (IS_ERR(rec) || choice == SWAPALLOC_BUILTIN) {
 		kfree(kdev);
-		return -ENODEV;
+		return IS_ERR(rec) ? PTR_ERR(rec) : -ENODEV;
 	}
 
-	if (swapalloc_param_policy != SWAPALLOC_POLICY_AUTO)
-		policy = swapalloc_param_policy;
+	c = &swapalloc_choices[choice];
+	if (!c->by_media)
+		policy = c->cursors;
 	else
 		policy = (si->flags & SWP_SOLIDSTATE) ? SA_POLICY_PERCPU : SA_POLICY_GLOBAL;
 
 	kdev->core.env.si = si;
-	mutex_init(&kdev->check_lock);
-	strscpy(kdev->check_result, "not run", sizeof(kdev->check_result));
+	kdev->rec = rec;
+	kdev->choice = choice;
 	INIT_WORK(&kdev->core.env.discard_work, swapalloc_discard_work);
 	INIT_WORK(&kdev->core.env.reclaim_work, swapalloc_reclaim_work);
 	err = swapalloc_dev_init(&kdev->core, si->max, policy,
@@ -284,12 +297,7 @@ static int swapalloc_attach(struct swap_info_struct *si, void **data)
 		kfree(kdev);
 		return err;
 	}
-	kdev->core.placement = swapalloc_param_placement;
-
-	mutex_lock(&swapalloc_devices_lock);
-	list_add_tail(&kdev->node, &swapalloc_devices);
-	swapalloc_debugfs_add(kdev);
-	mutex_unlock(&swapalloc_devices_lock);
+	kdev->core.placement = c->placement;
 	*data = kdev;
 	return 0;
 }
@@ -307,10 +315,11 @@ static void swapalloc_bind(struct swap_info_struct *si)
 	swapalloc_dev_rebuild(&kdev->core);
 	longest = swapalloc_env_hold_end(&kdev->core.env);
 	kdev->bound = true;
-	pr_info("bound %s: %u clusters, %s cursors%s, rebuilt in %llu us, longest hold %llu us\n",
+	pr_info("bound %s: %u clusters, %s cursors%s%s, rebuilt in %llu us, longest hold %llu us\n",
 		kdev->name, kdev->core.nr_clusters,
 		swapalloc_policy_name(kdev->core.policy),
 		kdev->core.discards ? ", discard" : "",
+		kdev->core.placement == SA_PLACE_ANTIFRAG ? ", antifrag placement" : "",
 		div_u64(ktime_get_ns() - t0, NSEC_PER_USEC),
 		div_u64(longest, NSEC_PER_USEC));
 }
@@ -364,11 +373,8 @@ static void swapalloc_detach(struct swap_info_struct *si, void *data)
 {
 	struct swapalloc_kdev *kdev = data;
 
-	mutex_lock(&swapalloc_devices_lock);
-	swapalloc_debugfs_remove(kdev);
-	list_del(&kdev->node);
-	mutex_unlock(&swapalloc_devices_lock);
-
+	/* At swapoff removes the directory, else waits for a full check. */
+	swapalloc_rec_detach(kdev);
 	cancel_work_sync(&kdev->core.env.reclaim_work);
 	cancel_work_sync(&kdev->core.env.discard_work);
 	if (kdev->bound)
@@ -377,7 +383,7 @@ static void swapalloc_detach(struct swap_info_struct *si, void *data)
 	kfree(kdev);
 }
 
-static struct swap_alloc_ops swapalloc_ops = {
+struct swap_alloc_ops swapalloc_ops = {
 	.name = "swapalloc",
 	.owner = THIS_MODULE,
 	.attach = swapalloc_attach,
@@ -392,6 +398,15 @@ static int __init swapalloc_init(void)
 {
 	int err;
 
+	/* Checked here, once both are set, whatever their order. */
+	if (swapalloc_param_placement == SA_PLACE_ANTIFRAG) {
+		if (swapalloc_param_policy != SWAPALLOC_AUTO &&
+		    swapalloc_param_policy != SWAPALLOC_ANTIFRAG) {
+			pr_warn("placement=antifrag goes with policy=auto only: it is policy=antifrag\n");
+			return -EINVAL;
+		}
+		swapalloc_param_policy = SWAPALLOC_ANTIFRAG;
+	}
 	swapalloc_wq = alloc_workqueue("swapalloc", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!swapalloc_wq)
 		return -ENOMEM;
@@ -399,6 +414,7 @@ static int __init swapalloc_init(void)
 	err = swap_alloc_register(&swapalloc_ops);
 	if (err) {
 		pr_warn("cannot register with the swap_alloc hook: %d\n", err);
+		swapalloc_recs_exit();
 		swapalloc_debugfs_exit();
 		destroy_workqueue(swapalloc_wq);
 		return err;
@@ -411,7 +427,9 @@ static int __init swapalloc_init(void)
 static void __exit swapalloc_exit(void)
 {
 	/* Hands every bound device back to the builtin allocator. */
+	WRITE_ONCE(swapalloc_unloading, true);
 	swap_alloc_unregister(&swapalloc_ops);
+	swapalloc_recs_exit();
 	swapalloc_debugfs_exit();
 	destroy_workqueue(swapalloc_wq);
 	pr_info("unloaded\n");

@@ -107,10 +107,12 @@ tried=$((tried + 1))
 n0=$(dmesg | wc -l)
 if must insmod "$ko" devices=nosuchdev; then
 	row=$(awk -v d="$name" '$1 == d' "$dbg/devices")
-	if [ -e "$dbg/$name" ] || ! grep -q " builtin " <<<"$row"; then
-		fail "devices=nosuchdev binds nothing" "$(cat "$dbg/devices")"
+	# Its directory is there, for its policy file to take it.
+	if ! grep -q " builtin " <<<"$row" ||
+	   ! grep -q '\[builtin\]' "$dbg/$name/policy" 2>/dev/null; then
+		fail "devices=nosuchdev binds nothing" "$(cat "$dbg/devices" "$dbg/$name/policy" 2>&1)"
 	else
-		pass "devices=nosuchdev binds nothing ($name stays builtin)"
+		pass "devices=nosuchdev binds nothing ($name stays builtin, its policy file says so)"
 	fi
 	dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: devices=: no active swap device nosuchdev" &&
 		pass "devices=nosuchdev: the kernel log names it" ||
