@@ -127,6 +127,10 @@ insmod "$ko" || { fail "insmod"; finish; }
 fail_trace_on
 f0=$(alloc_fail0 "$dn")
 for m in $modes; do run swapalloc "$m"; done
+for f in clusters alloc discard reclaim; do
+	note "swapalloc $dn $f after the thp runs:"
+	sed 's/^/#   /' "$dbg/$dn/$f"
+done
 read -r pend all bpend ball <<<"$(fail_trace_count)"
 note "swapalloc on $dn: $(( $(alloc_fail0 "$dn") - f0 )) order-0 failures counted, $all traced, $pend with discards pending; order > 0: $ball failures, $bpend with discards pending"
 [ "$pend" = 0 ] && pass "thp: no order-0 failure while discards were pending" ||

@@ -328,9 +328,9 @@ static void test_discard_cycle(void)
 	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, true);
 	unsigned long i;
 
-	/* Discard devices take free clusters before nonfull ones. */
-	T_EQ(alloc_ok(s, 0), CS);
-	sim_free(s, CS, 1);
+	/* Discard devices take free clusters before nonfull ones (order > 0). */
+	T_EQ(alloc_ok(s, 1), CS);
+	sim_free(s, CS, 2);
 	T_EQ(CL(s, 1)->list, SA_LIST_DISCARD);
 	T_EQ(s->dev.nr_discard, 1);
 	T_EQ(s->sd.cnt.kick_discard, 1);
@@ -340,7 +340,7 @@ static void test_discard_cycle(void)
 	expect_valid(s);
 
 	/* Held slots are not handed out. */
-	T_EQ(alloc_ok(s, 0), 2 * CS);
+	T_EQ(alloc_ok(s, 1), 2 * CS);
 	T_EQ(s->sd.cnt.discards, 0);
 
 	T_ASSERT(sim_discard_one(s));
@@ -378,6 +378,53 @@ static void test_discard_kicked_when_allocation_needs_it(void)
 	T_EQ(s->sd.cnt.discards, 1);
 	T_EQ(s->dev.nr_discard, 0);
 	T_ASSERT(!sim_discard_one(s));
+}
+
+/*
+ * Discard devices, order 0 (issue 9): its own nonfull clusters come before
+ * the holes 4K frees leave in higher orders' blocks.  With holes first,
+ * upstream's test on the 72 MiB discard disk in a 32M memcg fell back
+ * 91.81 % at 64K against builtin's 28.55 %: every hole was refilled
+ * before the rest of its block was freed.
+ */
+static void test_discard_order0_fills_own_cluster_before_holes(void)
+{
+	struct sim *s = new_sim_nobind(4 * CS, SA_POLICY_PERCPU, true);
+
+	sim_prefill(s, 1, CS - 1, 1);			/* cluster 0 full */
+	sim_bind(s);
+	T_EQ(alloc_ok(s, 4), CS);			/* cluster 1: order 4 */
+	T_EQ(alloc_ok(s, 4), CS + 16);
+	T_EQ(alloc_ok(s, 0), 2 * CS);			/* cluster 2: order 0 */
+	per_cpu_ptr(s->dev.pcp, shim_cpu)->next[0] = 0;	/* the lists decide */
+	sim_free(s, CS + 3, 1);				/* a hole in a 64K block */
+	T_EQ(CL(s, 2)->list, SA_LIST_NONFULL);
+	T_EQ(alloc_ok(s, 0), 2 * CS + 1);
+	T_EQ(s->sd.swap_map[CS + 3], 0);
+}
+
+/*
+ * Discard devices, order 0: a cluster waiting for discard is a free
+ * cluster soon; discard it before stealing the whole free blocks an
+ * order-4 cluster keeps for 64K entries (6.12 discards before it steals).
+ */
+static void test_discard_before_steal(void)
+{
+	struct sim *s = new_sim_nobind(3 * CS, SA_POLICY_PERCPU, true);
+	unsigned long off;
+
+	sim_prefill(s, 1, CS - 1, 1);			/* cluster 0 full */
+	sim_bind(s);
+	T_EQ(alloc_ok(s, 4), CS);			/* cluster 1: order 4 */
+	T_EQ(alloc_ok(s, 4), CS + 16);
+	off = alloc_ok(s, 0);				/* cluster 2: order 0 */
+	T_EQ(off, 2 * CS);
+	sim_free(s, off, 1);
+	T_EQ(CL(s, 2)->list, SA_LIST_DISCARD);
+	per_cpu_ptr(s->dev.pcp, shim_cpu)->next[0] = 0;
+	T_EQ(alloc_ok(s, 0), 2 * CS);
+	T_EQ(s->dev.stats.sync_discards, 1);
+	T_EQ(CL(s, 1)->count, 32);
 }
 
 static void test_discard_quiescing_or_swapoff_frees_directly(void)
@@ -1890,6 +1937,8 @@ static const struct t_case cases[] = {
 	T_CASE(test_empty_cluster_to_free_order_reset),
 	T_CASE(test_discard_cycle),
 	T_CASE(test_discard_kicked_when_allocation_needs_it),
+	T_CASE(test_discard_order0_fills_own_cluster_before_holes),
+	T_CASE(test_discard_before_steal),
 	T_CASE(test_discard_quiescing_or_swapoff_frees_directly),
 	T_CASE(test_discard_with_lock_dropped),
 	T_CASE(test_steal_frag_before_nonfull),
