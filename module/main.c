@@ -68,6 +68,8 @@ static int swapalloc_set_devices(const char *val, const struct kernel_param *kp)
 	}
 	memcpy(swapalloc_param_devices, val, len);
 	swapalloc_param_devices[len] = '\0';
+	/* A swap file may be named by its path: /swap/file is !swap!file. */
+	strreplace(swapalloc_param_devices, '/', '!');
 	return 0;
 }
 
@@ -155,7 +157,10 @@ MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifra
  * @len: size of @buf
  *
  * The block device name (zram0, vdb) or a swap file's path with '/'
- * written as '!', the way sysfs escapes block device names.
+ * written as '!', the way sysfs escapes block device names, and any other
+ * character but printable ASCII as '?' (the name is a debugfs directory
+ * and a column of space-separated tables).  A path longer than @len - 1
+ * characters is named swap<type>.
  */
 void swapalloc_device_name(struct swap_info_struct *si, char *buf, size_t len)
 {
@@ -171,9 +176,12 @@ void swapalloc_device_name(struct swap_info_struct *si, char *buf, size_t len)
 		return;
 	}
 	memmove(buf, path, strlen(path) + 1);
-	for (p = buf; *p; p++)
+	for (p = buf; *p; p++) {
 		if (*p == '/')
 			*p = '!';
+		else if (!isascii(*p) || !isgraph(*p))
+			*p = '?';
+	}
 }
 
 static bool swapalloc_wanted(const char *name)
