@@ -401,8 +401,10 @@ static int __init swapalloc_init(void)
 	int err;
 
 	swapalloc_wq = alloc_workqueue("swapalloc", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
-	if (!swapalloc_wq)
+	if (!swapalloc_wq) {
+		pr_warn("cannot allocate its workqueue\n");
 		return -ENOMEM;
+	}
 	swapalloc_debugfs_init();
 	err = swap_alloc_register(&swapalloc_ops);
 	if (err) {
