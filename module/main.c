@@ -66,6 +66,8 @@ static int swapalloc_set_devices(const char *val, const struct kernel_param *kp)
 	}
 	memcpy(swapalloc_param_devices, val, len);
 	swapalloc_param_devices[len] = '\0';
+	/* A swap file may be named by its path: /swap/file is !swap!file. */
+	strreplace(swapalloc_param_devices, '/', '!');
 	return 0;
 }
 
@@ -156,7 +158,10 @@ MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifra
  * @len: size of @buf
  *
  * The block device name (zram0, vdb) or a swap file's path with '/'
- * written as '!', the way sysfs escapes block device names.
+ * written as '!', the way sysfs escapes block device names, and any other
+ * character but printable ASCII as '?' (the name is a debugfs directory
+ * and a column of space-separated tables).  A path longer than @len - 1
+ * characters is named swap<type>.
  */
 void swapalloc_device_name(struct swap_info_struct *si, char *buf, size_t len)
 {
@@ -172,9 +177,12 @@ void swapalloc_device_name(struct swap_info_struct *si, char *buf, size_t len)
 		return;
 	}
 	memmove(buf, path, strlen(path) + 1);
-	for (p = buf; *p; p++)
+	for (p = buf; *p; p++) {
 		if (*p == '/')
 			*p = '!';
+		else if (!isascii(*p) || !isgraph(*p))
+			*p = '?';
+	}
 }
 
 static bool swapalloc_wanted(const char *name)
@@ -408,8 +416,10 @@ static int __init swapalloc_init(void)
 		swapalloc_param_policy = SWAPALLOC_ANTIFRAG;
 	}
 	swapalloc_wq = alloc_workqueue("swapalloc", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
-	if (!swapalloc_wq)
+	if (!swapalloc_wq) {
+		pr_warn("cannot allocate its workqueue\n");
 		return -ENOMEM;
+	}
 	swapalloc_debugfs_init();
 	err = swap_alloc_register(&swapalloc_ops);
 	if (err) {

@@ -8,7 +8,7 @@ set -euo pipefail
 
 declare -A pkgs_for=(
 	[kernel]="linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev dwarves cpio kmod xz-utils zstd python3 rsync"
-	[vm]="qemu-system-x86 util-linux procps"
+	[vm]="qemu-system-x86 util-linux procps e2fsprogs"
 	[tools]="bpftrace stress-ng trace-cmd"
 	[test]="clang llvm libclang-rt-14-dev sparse git"
 	[dkms]="dkms linux-headers-amd64"

@@ -111,9 +111,14 @@ grep -q "^swapalloc " /proc/modules || must insmod "$ko"
 
 gib=$(cat /tmp/w*.all 2>/dev/null | sed -n 's/.*verified \([0-9.]*\) GiB.*/\1/p' | awk '{ s += $1 } END { printf "%.2f", s }')
 mism=$(cat /tmp/w*.all 2>/dev/null | sed -n 's/.*, \([0-9]*\) mismatches$/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+# Kernel reports so far (vm-run.sh's pattern; it scans the console too).
+reports=$(dmesg | grep -aE 'WARNING:|BUG:|Oops|Kernel panic|general protection fault|possible circular locking|possible recursive locking|INFO: inconsistent lock state|lockdep|KASAN|unreferenced object|Call Trace:|soft lockup|blocked for more than|Unable to handle' |
+	grep -cv 'RCU lockdep checking is enabled')
 note "figures: ${gib} GiB written and verified, 4 workers (2 x 4K, 2 x 64K, 2 processes each), ${#devs[@]} devices," \
 	"$(cat /tmp/swapcycles 2>/dev/null || echo 0) swapoff/swapon cycles," \
-	"$(cat /tmp/bindcycles 2>/dev/null || echo 0) rmmod/insmod cycles, $checks checks read, $mism mismatches"
+	"$(cat /tmp/bindcycles 2>/dev/null || echo 0) rmmod/insmod cycles, $checks checks run, $mism mismatches," \
+	"$reports kernel reports"
+[ "$reports" -eq 0 ] && pass "stress: no kernel report" || fail "stress: no kernel report" "$reports lines, see the console"
 if [ -s /tmp/stress.fail ]; then
 	sed 's/^/# /' /tmp/stress.fail | head -n 20
 	fail "stress: $secs s of load and churn" "$(wc -l < /tmp/stress.fail) problems, first: $(head -n 1 /tmp/stress.fail)"

@@ -2,7 +2,7 @@
 /*
  * swapfill - put a given amount of anonymous memory in swap and keep it there.
  *
- *   swapfill -s SIZE [-p PASSES] [-w] [-H]
+ *   swapfill -s SIZE [-p PASSES] [-w] [-H [-V]]
  *
  * Maps SIZE bytes of anonymous memory (MADV_NOHUGEPAGE: 4K pages), writes a
  * non-zero word into every page, pushes the region to swap with
@@ -17,8 +17,11 @@
  *       paging out, so that a suite can page out at a moment it chooses
  *   -H  after paging out, print "swapfill: holding" and keep the memory
  *       (and so its swap slots) until SIGTERM or SIGINT
+ *  -V  with -H: then read every page back (swapping it in) and print
+ *       "swapfill: verified N pages, M mismatches"; a page holding another
+ *       page's word was given a slot someone else wrote to
  *
- * Exit status: 0, or 3 on a usage or system error.
+ * Exit status: 0, 1 on mismatches (-V), or 3 on a usage or system error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -86,23 +89,24 @@ static size_t count_swapped(int pm, char *p, size_t npages, long psz)
 int main(int argc, char **argv)
 {
 	unsigned long long size = 0;
-	int opt, passes = 1, wait_go = 0, hold = 0, pm, sig, pass;
-	size_t npages, i, swapped = 0;
+	int opt, passes = 1, wait_go = 0, hold = 0, check = 0, pm, sig, pass;
+	size_t npages, i, swapped = 0, bad = 0;
 	long psz = sysconf(_SC_PAGESIZE);
 	sigset_t set;
 	char *p;
 
-	while ((opt = getopt(argc, argv, "s:p:wH")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:wHV")) != -1) {
 		switch (opt) {
 		case 's': size = parse_size(optarg); break;
 		case 'p': passes = atoi(optarg); break;
 		case 'w': wait_go = 1; break;
 		case 'H': hold = 1; break;
+		case 'V': check = 1; break;
 		default: size = 0; passes = 0; break;
 		}
 	}
-	if (!size || passes < 1 || optind != argc) {
-		fprintf(stderr, "usage: swapfill -s SIZE [-p PASSES] [-w] [-H]\n");
+	if (!size || passes < 1 || optind != argc || (check && !hold)) {
+		fprintf(stderr, "usage: swapfill -s SIZE [-p PASSES] [-w] [-H [-V]]\n");
 		return 3;
 	}
 	npages = size / psz;
@@ -153,5 +157,12 @@ int main(int argc, char **argv)
 				die("sigwait");
 		} while (sig != SIGTERM && sig != SIGINT);
 	}
-	return 0;
+	if (check) {
+		for (i = 0; i < npages; i++)
+			if (*(uint64_t *)(p + i * psz) != (0x5a5a000000000000ULL | i))
+				bad++;
+		printf("swapfill: verified %zu pages, %zu mismatches\n", npages, bad);
+		fflush(stdout);
+	}
+	return bad ? 1 : 0;
 }
