@@ -13,7 +13,8 @@
 #  - a clean outcome: the module is loaded or not (nothing in between:
 #    no debugfs directory without the module), /proc/swaps keeps its
 #    devices, every device has one row in `devices`; a device left builtin
-#    by a failed bind has no directory; a bound one passes `check`
+#    (by a failed bind or by devices=) has no directory, or one whose
+#    policy file says [builtin]; a bound one passes `check`
 #  - rmmod (when loaded) and swapoff (when swapped on) succeed
 # Then: data held on both devices all along reads back right; a device
 # whose bind failed swaps for the builtin allocator, data verified; a
@@ -135,8 +136,9 @@ state_ok() {
 				continue
 			fi
 			res=$(sa_check "$name") || bad "$label: $name bound, check ok" "$res"
-		elif [ -e "$dbg/$name" ]; then
-			bad "$label: $name left builtin has no directory" "$dbg/$name exists"
+		elif [ -e "$dbg/$name" ] && ! grep -qs '\[builtin\]' "$dbg/$name/policy"; then
+			bad "$label: $name left builtin: its directory's policy says [builtin]" \
+				"$(cat "$dbg/$name/policy" 2>&1)"
 		elif [ -z "$params" ] || [[ ",${params#devices=}," == *",$name,"* ]]; then
 			builtin_left=$((builtin_left + 1))
 		fi
