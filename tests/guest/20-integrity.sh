@@ -6,8 +6,9 @@
 # with the builtin allocator and with swapalloc on zram, a non-rotational
 # and a rotational virtio disk; after each scenario swapalloc's invariant
 # check, and its per-order counters against the kernel's mTHP counters.
-# make check moves 256M per process and scenario (1 GiB per device);
-# make stress (SWAPALLOC_STRESS=1) 512M (2 GiB per device).
+# make check moves 128M per process and scenario (512M per device, in a
+# 128M memory cgroup); make stress (SWAPALLOC_STRESS=1) 512M (2 GiB per
+# device, 256M cgroup).
 #
 # vm: --mem 1G --disk ssd0:640M --disk rot0:640M --timeout 1800
 . "$(dirname "$0")/../lib/guest.sh"
@@ -22,7 +23,12 @@ dbg=/sys/kernel/debug/swapalloc
 cg=/sys/fs/cgroup/swapverify
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
 mkdir -p "$cg"
-echo 256M > "$cg/memory.max"
+# Half of what the two processes of one run touch.
+if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
+	echo 256M > "$cg/memory.max"
+else
+	echo 128M > "$cg/memory.max"
+fi
 
 # run NAME FOLIO SIZE_PER_PROC: two processes, SIZE each, in the cgroup.
 run() {
@@ -114,10 +120,10 @@ mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	size=512M base=256M
 else
-	size=256M base=128M
+	size=128M base=64M
 fi
 
-# The builtin allocator, as a baseline: 1 GiB (stress; 512M in make check) through zram.
+# The builtin allocator, as a baseline: 1 GiB (stress; 256M in make check) through zram.
 zram=$(setup_zram 640M) || { fail "setup_zram 640M"; finish; }
 run "builtin zram: 4K folios" 4k $base
 run "builtin zram: 64K folios" 64k $base
