@@ -136,7 +136,7 @@ state_ok() {
 				continue
 			fi
 			res=$(sa_check "$name") || bad "$label: $name bound, check ok" "$res"
-		elif [ -e "$dbg/$name" ] && ! grep -qs '\[builtin\]' "$dbg/$name/policy"; then
+		elif ! builtin_dir_ok "$name"; then
 			bad "$label: $name left builtin: its directory's policy says [builtin]" \
 				"$(cat "$dbg/$name/policy" 2>&1)"
 		elif [ -z "$params" ] || [[ ",${params#devices=}," == *",$name,"* ]]; then
@@ -234,6 +234,14 @@ sweep_insmod() {
 	unset outcome; declare -gA outcome
 }
 
+# builtin_dir_ok NAME: a device left builtin has no directory, or one whose
+# policy file says [builtin]; or none at all where a fault failed its
+# creation (debugfs is best effort: the files go, the device stays).
+builtin_dir_ok() {
+	[ ! -e "$dbg/$1" ] || [ ! -e "$dbg/$1/policy" ] ||
+		grep -qs '\[builtin\]' "$dbg/$1/policy"
+}
+
 # swapon_ok LABEL: after a swapon of $spare that returned $ret: swapped on
 # and bound (check ok) or left builtin (no directory; sets $left_builtin),
 # then swapoff works; or refused and nothing is left of it.
@@ -246,7 +254,7 @@ swapon_ok() {
 			no_debugfs=$((no_debugfs + 1))
 		elif [ "$row" = swapalloc ]; then
 			res=$(sa_check "$name") || bad "$label: $name check" "$res"
-		elif [ "$row" = builtin ] && [ ! -e "$dbg/$name" ]; then
+		elif [ "$row" = builtin ] && builtin_dir_ok "$name"; then
 			left_builtin=1
 		else
 			bad "$label: $name bound or builtin" "row owner '$row', $(ls "$dbg")"
