@@ -34,19 +34,19 @@ else
 	fail "infrastructure: guest-mounts" "not mounted:$missing"
 fi
 
-# zram-swap: 256 MiB of patterned memory out to zram with MADV_PAGEOUT and back.
+# zram-swap: 64 MiB of patterned memory out to zram with MADV_PAGEOUT and back.
 if ! sv=$(tool swapverify); then
 	fail zram-swap "tests/tools/swapverify is not built"
-elif ! dev=$(setup_zram 512M); then
-	fail zram-swap "setup_zram 512M failed"
+elif ! dev=$(setup_zram 128M); then
+	fail zram-swap "setup_zram 128M failed"
 else
 	rc=0
-	"$sv" -s 256M -q > /tmp/swapverify.log 2>&1 || rc=$?
+	"$sv" -s 64M -q > /tmp/swapverify.log 2>&1 || rc=$?
 	sed 's/^/# /' /tmp/swapverify.log
 	# Field 5 of a block device's stat: write requests completed.
 	writes=$(awk '{ print $5 }' "/sys/block/${dev##*/}/stat")
 	if [ $rc -ne 0 ]; then
-		fail zram-swap "swapverify -s 256M exited with status $rc"
+		fail zram-swap "swapverify -s 64M exited with status $rc"
 	elif [ "${writes:-0}" -eq 0 ]; then
 		fail zram-swap "swapverify passed but $dev saw no writes"
 	else

@@ -5,7 +5,8 @@
 # insmod while a process swaps, swapoff while another pages out, a device
 # that fills up, garbage in module parameters and debugfs writes, and every
 # debugfs file read in a loop while swap is busy.  Data is verified
-# throughout; a WARN or lockdep report anywhere fails the suite.
+# throughout; a WARN or lockdep report anywhere fails the suite.  make
+# stress (SWAPALLOC_STRESS=1) moves three times the volume.
 #
 # vm: --mem 1G --timeout 600
 . "$(dirname "$0")/../lib/guest.sh"
@@ -13,6 +14,19 @@
 verify=$(tool swapverify) || exit 1
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
+if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
+	big="-s 384M -i 3" busy="-s 256M -p 2 -i 2"
+else
+	big="-s 256M -i 2" busy="-s 96M -p 2 -i 2"
+fi
+
+# busy_still NAME: fail NAME if the background writer has already ended
+# (the step it names did not happen under load).
+busy_still() {
+	kill -0 "$bgpid" 2>/dev/null && return 0
+	fail "$1" "the writer had already finished: the step ran without load"
+	return 1
+}
 
 # bg_verify LOG ARGS...: swapverify in the background; sets $bgpid.
 bg_verify() {
@@ -60,8 +74,9 @@ dmesg | grep -q "swapalloc: policy= must be auto, percpu or global" &&
 # --- rmmod and insmod while a process swaps
 zram=$(setup_zram 512M) || { fail "setup_zram 512M"; finish; }
 insmod "$ko" || { fail "insmod"; finish; }
-bg_verify /tmp/v1.log -s 384M -f 64k -i 3
+bg_verify /tmp/v1.log $big -f 64k
 sleep 8
+busy_still "rmmod while swapping" || true
 if rmmod swapalloc; then
 	pass "rmmod while swapping"
 else
@@ -77,6 +92,7 @@ else
 fi
 sleep 4
 # Bind a device full of live slots: the state is rebuilt from swap_map.
+busy_still "insmod while swapping" || true
 if insmod "$ko"; then
 	pass "insmod while swapping"
 	check_ok "rebuilt state matches swap_map" zram0
@@ -87,7 +103,7 @@ wait_verify "data intact across rmmod and insmod" /tmp/v1.log
 check_ok "invariants after unbind and rebind" zram0
 
 # --- debugfs read in a loop while swapping heavily
-bg_verify /tmp/v2.log -s 256M -f 64k -p 2 -i 2
+bg_verify /tmp/v2.log $busy -f 64k
 reads=0
 bad_check=0
 while kill -0 "$bgpid" 2>/dev/null; do
@@ -130,8 +146,9 @@ echo 1 > "$dbg/zram0/reset"
 
 # --- swapoff while another process pages out
 zram1=$(setup_zram 512M) || fail "setup_zram 512M (second device)"
-bg_verify /tmp/v3.log -s 384M -f 64k -i 3
+bg_verify /tmp/v3.log $big -f 64k
 sleep 6
+busy_still "swapoff of a bound device while another process pages out" || true
 # 1G of RAM and a second 512M device: swapoff has room, so it must work.
 if swapoff "$zram" 2>/tmp/swapoff.err; then
 	if grep -q "^$zram " /proc/swaps || grep -q "^${zram##*/} " "$dbg/devices"; then
