@@ -6,8 +6,8 @@
 # with the builtin allocator and with swapalloc on zram, a non-rotational
 # and a rotational virtio disk; after each scenario swapalloc's invariant
 # check, and its per-order counters against the kernel's mTHP counters.
-# make check moves 128M per process and scenario (512M per device, in a
-# 128M memory cgroup); make stress (SWAPALLOC_STRESS=1) 512M (2 GiB per
+# make check moves 64M per process and scenario (256M per device, in a
+# 64M memory cgroup); make stress (SWAPALLOC_STRESS=1) 512M (2 GiB per
 # device, 256M cgroup).
 #
 # vm: --mem 1G --disk ssd0:640M --disk rot0:640M --timeout 1800
@@ -20,21 +20,17 @@ dbg=/sys/kernel/debug/swapalloc
 # The workload runs in a memory cgroup smaller than what it touches, so that
 # swap-cache folios are really reclaimed and data comes back from the device,
 # not from the swap cache, on the disks too.
-cg=/sys/fs/cgroup/swapverify
-echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-mkdir -p "$cg"
 # Half of what the two processes of one run touch.
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
-	echo 256M > "$cg/memory.max"
+	cg=$(memcg swapverify 256M)
 else
-	echo 128M > "$cg/memory.max"
+	cg=$(memcg swapverify 64M)
 fi
 
 # run NAME FOLIO SIZE_PER_PROC: two processes, SIZE each, in the cgroup.
 run() {
 	local name=$1 folio=$2 size=$3 out
-	if out=$(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
-		"$verify" -s "$size" -f "$folio" -p 2 -q 2>&1); then
+	if out=$("${in_memcg[@]}" "$cg" "$verify" -s "$size" -f "$folio" -p 2 -q 2>&1); then
 		note "$name: $(echo "$out" | tail -n 1)"
 		pass "$name"
 	else
@@ -120,10 +116,10 @@ mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	size=512M base=256M
 else
-	size=128M base=64M
+	size=64M base=32M
 fi
 
-# The builtin allocator, as a baseline: 1 GiB (stress; 256M in make check) through zram.
+# The builtin allocator, as a baseline: 1 GiB (stress; 128M in make check) through zram.
 zram=$(setup_zram 640M) || { fail "setup_zram 640M"; finish; }
 run "builtin zram: 4K folios" 4k $base
 run "builtin zram: 64K folios" 64k $base

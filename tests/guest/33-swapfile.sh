@@ -31,13 +31,10 @@ mnt=/mnt/sf
 # Per process and run: make check 64M (32M on the second file), make stress 4 times that.
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then vol=256M vol2=128M; else vol=64M vol2=32M; fi
 
-cg=/sys/fs/cgroup/swapfile
-echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-mkdir -p "$cg"
-echo 64M > "$cg/memory.max"
+cg=$(memcg swapfile 64M)
 
 # in_cg CMD...: run CMD in the memory cgroup.
-in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+in_cg() { "${in_memcg[@]}" "$cg" "$@"; }
 
 # verify_run NAME FOLIO SIZE: swapverify, 2 processes of SIZE, in the cgroup.
 verify_run() {
@@ -183,8 +180,7 @@ for f in "$f4" "$f5"; do must swapoff "$f"; done
 sane_table "after their swapoff"
 
 # Not through in_cg: $! must be swapfill's pid (sh execs it), not a subshell's.
-sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
-	"$fill" -s 48M -H -V > /tmp/fill.log 2>&1 &
+"${in_memcg[@]}" "$cg" "$fill" -s 48M -H -V > /tmp/fill.log 2>&1 &
 holder=$!
 for _ in $(seq 120); do grep -q holding /tmp/fill.log && break; sleep 0.5; done
 used=$(awk -v f="$f1" '$1 == f { print $4 }' /proc/swaps)

@@ -82,10 +82,7 @@ oom_global() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
 if [ -n "$modes" ]; then
 d=$(disk_swapon ssd72) || { fail "swapon --discard=pages ssd72"; finish; }
 dn=${d##*/}
-cg=/sys/fs/cgroup/discardthp
-echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-mkdir -p $cg
-echo 32M > $cg/memory.max
+cg=$(memcg discardthp 32M)
 cg_oom() { awk '$1 == "oom_kill" { print $2 }' $cg/memory.events; }
 
 declare -A steady oom
@@ -97,8 +94,7 @@ run() {
 	[ "$mode" = none ] || args=("$mode")
 	log=/tmp/thp-$alloc-$mode.log
 	o0=$(cg_oom)
-	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh $cg \
-		stdbuf -oL "$t" "${args[@]}" > "$log" 2>&1 &
+	"${in_memcg[@]}" "$cg" stdbuf -oL "$t" "${args[@]}" > "$log" 2>&1 &
 	pid=$!
 	for ((i = 0; i < 1800; i++)); do
 		kill -0 $pid 2>/dev/null || break

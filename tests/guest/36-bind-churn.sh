@@ -22,10 +22,10 @@
 #
 # attach/bind race (item 5): swapon/swapoff of two devices of different
 # sizes (64 and 160 MiB, so the swap type they share changes size) races
-# against insmod/rmmod for 40 s, the writer still running; after every
-# insmod and at the end, each device swapalloc shows in `devices` must
-# have the cluster count and slot total of its /proc/swaps size, and
-# sa_check must be ok.
+# against insmod/rmmod for 20 s (CHURN_RACE_SECS; 300 in make stress), the
+# writer still running; after every insmod and at the end, each device
+# swapalloc shows in `devices` must have the cluster count and slot total
+# of its /proc/swaps size, and sa_check must be ok.
 #
 # vm: --mem 1G --disk a0:16G --disk b0:128M --disk c0:64M --disk d0:160M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
@@ -37,7 +37,7 @@ tr=/sys/kernel/tracing
 res=/mnt/out/results
 mkdir -p "$res"
 max_lat_ms=${CHURN_MAX_LATENCY_MS:-2000}
-race_secs=${CHURN_RACE_SECS:-40}
+race_secs=${CHURN_RACE_SECS:-20}
 
 disk() {
 	local d
@@ -77,20 +77,11 @@ pass "get_swap_pages traceable"
 phase() { echo "phase $1" > $tr/trace_marker; note "phase $1"; }
 
 # --- the writer: swapverify runs in a 64M memory cgroup until /tmp/stop
-cg=/sys/fs/cgroup/churn
-echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-mkdir -p $cg
-echo 64M > $cg/memory.max
+cg=$(memcg churn 64M)
 oom0=$(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat)
 writer() {
-	local n=0 rc
-	while [ ! -e /tmp/stop ]; do
-		n=$((n + 1))
-		rc=0
-		sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh $cg \
-			"$verify" -q -s 160M -c 32M -f 4k -i 2 >> /tmp/writer.log 2>&1 || rc=$?
-		echo "run $n exit $rc" >> /tmp/writer.runs
-	done
+	repeat_until_stop /tmp/writer.log /tmp/writer.runs \
+		"${in_memcg[@]}" "$cg" "$verify" -q -s 160M -c 32M -f 4k -i 2
 }
 
 swapon --discard=pages "$A" || { fail "swapon --discard=pages $A"; finish; }

@@ -117,19 +117,10 @@ released() { since_mark 'swap: swapalloc released swap area'; }
 
 # --- the workers: swapverify in a memory cgroup until /tmp/stop
 note "t=$SECONDS s: the workers: swapverify in a memory cgroup until /tmp/stop"
-cg=/sys/fs/cgroup/policy
-echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-mkdir -p $cg
-echo 48M > $cg/memory.max
+cg=$(memcg policy 48M)
 worker() {
-	local n=0 rc
-	while [ ! -e /tmp/stop ]; do
-		n=$((n + 1))
-		rc=0
-		sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh $cg \
-			"$verify" -q -s 32M -c 8M -f "$1" -i 2 >> "/tmp/w$1.log" 2>&1 || rc=$?
-		echo "run $n exit $rc" >> "/tmp/w$1.runs"
-	done
+	repeat_until_stop "/tmp/w$1.log" "/tmp/w$1.runs" \
+		"${in_memcg[@]}" "$cg" "$verify" -q -s 32M -c 8M -f "$1" -i 2
 }
 rm -f /tmp/stop /tmp/w*.log /tmp/w*.runs
 

@@ -230,3 +230,29 @@ must() {
 	[ $rc -eq 0 ] || fail "$*" "exit status $rc: $(tr '\n' ' ' </tmp/must.err | cut -c1-200)"
 	return $rc
 }
+
+# memcg NAME LIMIT: the memory cgroup /sys/fs/cgroup/NAME, limited to LIMIT
+# bytes (K, M, G suffixes); prints its path.
+memcg() {
+	local cg=/sys/fs/cgroup/$1
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+	mkdir -p "$cg" && echo "$2" > "$cg/memory.max" && echo "$cg"
+}
+
+# "${in_memcg[@]}" CGROUP CMD...: exec CMD in CGROUP.  An array, not a
+# function, so that `"${in_memcg[@]}" "$cg" cmd &` leaves CMD's own pid in $!.
+# shellcheck disable=SC2016,SC2034
+in_memcg=(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh)
+
+# repeat_until_stop LOG RUNS CMD...: CMD again and again until /tmp/stop
+# exists; its output is appended to LOG, a "run N exit RC" line to RUNS.
+repeat_until_stop() {
+	local log=$1 runs=$2 n=0 rc
+	shift 2
+	while [ ! -e /tmp/stop ]; do
+		n=$((n + 1))
+		rc=0
+		"$@" >> "$log" 2>&1 || rc=$?
+		echo "run $n exit $rc" >> "$runs"
+	done
+}
