@@ -1000,7 +1000,8 @@ static void k_init(struct run *r)
 	k->cap = opt_memcg_pages;
 	k->prev[LRU_HEAD] = LRU_HEAD;
 	k->next[LRU_HEAD] = LRU_HEAD;
-	k->vra[0].prev = k->vra[1].prev = -2;
+	k->vra[0].prev = -2;
+	k->vra[1].prev = -2;
 	k->sc_active = true;
 	/* Warm-up: memset(mem1) faults in 64K folios, then MADV_PAGEOUT. */
 	for (u = 0; u < MEM1_UNITS; u++) {
@@ -1136,8 +1137,7 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 	}
 	st[0].alloc_ns = r->alloc_ns;
 	st[0].mean_run = r->runs ? (double)r->run_pages / r->runs : 0;
-	if (getenv("SWAPSIM_VERIFY"))
-	{
+	if (getenv("SWAPSIM_VERIFY")) {
 		struct swapalloc_order_stats *o0 = &r->s.dev.stats.order[0];
 
 		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu;"
@@ -1155,7 +1155,8 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 	if (oracle_tries)
 		fprintf(stderr, "oracle: %lu of %lu 4K page-outs went back to their own slot\n",
 			oracle_hits, oracle_tries);
-	oracle_hits = oracle_tries = 0;
+	oracle_hits = 0;
+	oracle_tries = 0;
 #endif
 	st[0].map_reads = r->s.sd.cnt.map_reads;
 	st[0].allocs = r->s.sd.cnt.commits - r->s.sd.cnt.commit_fails;

@@ -88,9 +88,21 @@ static unsigned long parse_size(const char *s)
 	unsigned long v = strtoul(s, &end, 10);
 
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end || !v) {
 		fprintf(stderr, "swaptput: bad size '%s' (e.g. 256M, 1G)\n", s);
@@ -127,10 +139,11 @@ static unsigned long resident(char *p, unsigned long len, unsigned char *vec)
 static unsigned long swapped(char *p, unsigned long len, int pm)
 {
 	unsigned long i, n = 0, npages = len / PAGE;
-	uint64_t *ent = malloc(npages * sizeof(*ent));
+	size_t bytes = npages * sizeof(uint64_t);
+	uint64_t *ent = malloc(bytes);
 	off_t off = (uintptr_t)p / PAGE * sizeof(*ent);
 
-	if (!ent || pread(pm, ent, npages * sizeof(*ent), off) != (ssize_t)(npages * sizeof(*ent))) {
+	if (!ent || pread(pm, ent, bytes, off) != (ssize_t)bytes) {
 		perror("swaptput: /proc/self/pagemap");
 		exit(2);
 	}
@@ -210,7 +223,8 @@ static void worker(int id, unsigned long bytes)
 	}
 	for (c = 0; c < nchunks; c++) {
 		unsigned long len = bytes - c * chunk < chunk ? bytes - c * chunk : chunk;
-		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		double t0;
 
 		len &= ~(PAGE - 1);
@@ -306,17 +320,26 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "s:f:p:c:t:")) != -1) {
 		switch (opt) {
-		case 's': size = parse_size(optarg); break;
-		case 'c': chunk = parse_size(optarg); break;
+		case 's':
+			size = parse_size(optarg);
+			break;
+		case 'c':
+			chunk = parse_size(optarg);
+			break;
 		case 'f':
 			if (!strcmp(optarg, "64k"))
 				use_thp = 1;
 			else if (strcmp(optarg, "4k"))
 				bad = 1;
 			break;
-		case 'p': workers = atoi(optarg); break;
-		case 't': limit = atof(optarg); break;
-		default: bad = 1;
+		case 'p':
+			workers = atoi(optarg);
+			break;
+		case 't':
+			limit = atof(optarg);
+			break;
+		default:
+			bad = 1;
 		}
 	}
 	if (bad || !size || workers < 1 || workers > MAX_WORKERS || chunk < PAGE || limit <= 0) {
@@ -347,7 +370,8 @@ int main(int argc, char **argv)
 	}
 	gib = (double)sh->pages * PAGE / (1UL << 30);
 	printf("bytes=%lu folio=%s workers=%d out_s=%.4f in_s=%.4f out_gibs=%.4f in_gibs=%.4f swapped_pct=%.2f resident_pct=%.2f\n",
-	       sh->pages * PAGE, use_thp ? "64k" : "4k", workers, sh->total[PH_OUT], sh->total[PH_IN],
+	       sh->pages * PAGE, use_thp ? "64k" : "4k", workers,
+	       sh->total[PH_OUT], sh->total[PH_IN],
 	       gib / sh->total[PH_OUT], gib / sh->total[PH_IN],
 	       sh->pages ? 100.0 * sh->swapped / sh->pages : 0.0,
 	       sh->pages ? 100.0 * sh->resident / sh->pages : 0.0);

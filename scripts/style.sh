@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Kernel style on everything that goes into the kernel or the module:
-# checkpatch.pl --strict (from the patched tree) on patches/ and on the
-# module's C files, and sparse on the module build.  Exit 1 on any finding.
+# checkpatch.pl --strict (from the patched tree) on patches/, on the
+# module's C files and on the userspace tools, and sparse on the module
+# build.  Exit 1 on any finding.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh" test >/dev/null
@@ -25,6 +26,15 @@ echo "== checkpatch --strict module sources"
 mapfile -t srcs < <(cd "$top" && ls module/*.c module/*.h module/kenv/*.h debugfs/*.c include/swapalloc/*.h)
 (cd "$top" && perl "$cp" --strict --quiet --no-tree --show-types \
 	-f "${srcs[@]}") || bad=1
+
+# The userspace tools and the test module in kernel style too, less what
+# only makes sense in the kernel (u64 for uint64_t, BIT(), PRIx64 is not
+# CamelCase, __func__ in usage text, unsplit format strings).
+echo "== checkpatch --strict userspace tools and test module"
+mapfile -t tools < <(cd "$top" && ls tests/tools/*.c bench/*.c bench/*.h tests/kmod/*.c | grep -v '\.mod\.c$')
+(cd "$top" && perl "$cp" --strict --quiet --no-tree --show-types \
+	--ignore PREFER_KERNEL_TYPES,CAMELCASE,BIT_MACRO,EMBEDDED_FUNCTION_NAME,LONG_LINE_STRING,SPLIT_STRING,VOLATILE \
+	-f "${tools[@]}") || bad=1
 
 # Every helper the series exports has kernel-doc, and kernel-doc finds
 # nothing wrong in the files the series adds to or changes.

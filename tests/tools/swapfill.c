@@ -58,11 +58,23 @@ static unsigned long long parse_size(const char *s)
 	if (errno || end == s || *s == '-')
 		return 0;
 	switch (*end) {
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; end++; break;
-	case '\0': break;
-	default: return 0;
+	case 'G':
+	case 'g':
+		v <<= 10;
+		__attribute__((fallthrough));
+	case 'M':
+	case 'm':
+		v <<= 10;
+		__attribute__((fallthrough));
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case '\0':
+		break;
+	default:
+		return 0;
 	}
 	return *end ? 0 : v;
 }
@@ -97,12 +109,25 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "s:p:wHV")) != -1) {
 		switch (opt) {
-		case 's': size = parse_size(optarg); break;
-		case 'p': passes = atoi(optarg); break;
-		case 'w': wait_go = 1; break;
-		case 'H': hold = 1; break;
-		case 'V': check = 1; break;
-		default: size = 0; passes = 0; break;
+		case 's':
+			size = parse_size(optarg);
+			break;
+		case 'p':
+			passes = atoi(optarg);
+			break;
+		case 'w':
+			wait_go = 1;
+			break;
+		case 'H':
+			hold = 1;
+			break;
+		case 'V':
+			check = 1;
+			break;
+		default:
+			size = 0;
+			passes = 0;
+			break;
 		}
 	}
 	if (!size || passes < 1 || optind != argc || (check && !hold)) {
