@@ -24,30 +24,58 @@ stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 # start NAME SCRIPT [ARGS]: bpftrace/run in the background; wait for the line
 # the script's BEGIN prints, which runs once every probe is attached.
 # Returns 1 (and FAILs "NAME: bpftrace started") if it never printed it.
-declare -A started
+declare -A started btpids scripts
 start() {
-	local name=$1 i
-	shift
-	"$bt/run" "$@" > "$out/$name.txt" 2>"$out/$name.err" &
-	btpid=$!
-	for i in $(seq 1 240); do
-		grep -q "^Tracing\|^# swapalloc recorder" "$out/$name.txt" 2>/dev/null &&
-			{ started[$1]=1; return 0; }
-		kill -0 $btpid 2>/dev/null || break
-		sleep 0.5
-	done
-	fail "infrastructure: $name: bpftrace started" "$(tail -n 3 "$out/$name.err" "$out/$name.txt" | tr '\n' ' ')"
-	return 1
+	launch "$@"
+	attached "$1" || return 1
 }
 
-# stop: Ctrl-C; returns bpftrace's exit status (124: it had to be killed).
+# launch NAME SCRIPT [ARGS]: bpftrace/run in the background, not waiting.
+launch() {
+	local name=$1
+	shift
+	"$bt/run" "$@" > "$out/$name.txt" 2>"$out/$name.err" &
+	btpids[$name]=$!
+	btpid=$!
+	scripts[$name]=$1
+}
+
+# attached NAME...: wait for the BEGIN line of each launched NAME (under
+# TCG each bpftrace takes 10-30 s to compile and attach; several launched
+# together share the vCPUs).  FAILs and returns 1 for any that never
+# prints it.
+attached() {
+	local name i rc=0 t0=$SECONDS
+	for name; do
+		for i in $(seq 1 240); do
+			if grep -q "^Tracing\|^# swapalloc recorder" "$out/$name.txt" 2>/dev/null; then
+				started[${scripts[$name]}]=1
+				continue 2
+			fi
+			kill -0 "${btpids[$name]}" 2>/dev/null || break
+			sleep 0.5
+		done
+		fail "infrastructure: $name: bpftrace started" "$(tail -n 3 "$out/$name.err" "$out/$name.txt" | tr '\n' ' ')"
+		rc=1
+	done
+	note "bpftrace attached: $* ($((SECONDS - t0)) s)"
+	return $rc
+}
+
+# stop [NAME...]: Ctrl-C to the last one started, or to each NAME; returns
+# the last one's exit status (124: it had to be killed).
 stop() {
-	local rc=0
+	local rc=0 pid pids=() name
+	if [ $# -eq 0 ]; then pids=("$btpid"); fi
+	for name; do pids+=("${btpids[$name]}"); done
 	# bpftrace reads printf events from a perf ring buffer, behind the
 	# probes: give it time to drain before Ctrl-C, or the tail is lost.
 	sleep 4
-	bpftrace_stop $btpid || rc=$?
-	[ $rc -ne 124 ] || fail "bpftrace exits on Ctrl-C" "killed after 60 s"
+	for pid in "${pids[@]}"; do
+		rc=0
+		bpftrace_stop "$pid" || rc=$?
+		[ $rc -ne 124 ] || fail "bpftrace exits on Ctrl-C" "killed after 60 s"
+	done
 	return $rc
 }
 
@@ -109,90 +137,43 @@ grep -q '^@swapalloc_ns\[4\]:' "$out/alloc-latency.txt" &&
 	pass "alloc-latency: order-4 histograms for builtin and swapalloc" ||
 	fail "alloc-latency: order-4 histograms for builtin and swapalloc" "$(head -c 400 "$out/alloc-latency.txt")"
 
-# --- fallback: nothing on a roomy device, failures on a full one
+# --- three scripts on one roomy device, attached together, one workload
+# (two writers): fallback.bt sees no failure; cluster-use.bt per-CPU
+# order-4 allocations, their sources and the wait histogram; recorder.bt
+# one A line per allocation, which swapsim replays.  The oracle for
+# fallback and recorder is swapalloc's own count of order-4 successes
+# (debugfs), taken before the launch and after the stop.
+a0=$(order4_ok)
+launch fallback-empty fallback.bt
+launch cluster-use cluster-use.bt
+BPFTRACE_PERF_RB_PAGES=1024 launch recorder recorder.bt -q
+if attached fallback-empty cluster-use recorder; then
+	"$verify" -s 48M -f 64k -i 1 -p 2 -q -n > /tmp/work.log 2>&1 ||
+		fail "roomy device: data intact" "$(tail -n 1 /tmp/work.log)"
+fi
+rc=0
+stop fallback-empty || rc=$?
+stop cluster-use recorder
+a=$(( $(order4_ok) - a0 ))
+
 # Only meaningful if bpftrace really traced while swapalloc allocated
 # order-4 entries, and exited cleanly.
-a0=$(order4_ok)
-if start fallback-empty fallback.bt; then
-	work 32M 64k
-	a=$(( $(order4_ok) - a0 ))
-	rc=0
-	stop || rc=$?
-	n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-empty.txt" || true)
-	if [ $rc -ne 0 ]; then
-		fail "fallback: no failures on a roomy device" "bpftrace exit status $rc"
-	elif [ "$a" -le 0 ]; then
-		fail "fallback: no failures on a roomy device" "no order-4 allocation while tracing"
-	elif [ "$n" -ne 0 ]; then
-		fail "fallback: no failures on a roomy device" "$n failures"
-	else
-		pass "fallback: no failures on a roomy device ($a order-4 allocations traced)"
-	fi
+n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-empty.txt" || true)
+if [ $rc -ne 0 ]; then
+	fail "fallback: no failures on a roomy device" "bpftrace exit status $rc"
+elif [ "$a" -le 0 ]; then
+	fail "fallback: no failures on a roomy device" "no order-4 allocation while tracing"
+elif [ "$n" -ne 0 ]; then
+	fail "fallback: no failures on a roomy device" "$n failures"
+else
+	pass "fallback: no failures on a roomy device ($a order-4 allocations traced)"
 fi
-must swapoff "$zram"
-small=$(setup_zram 16M) || fail "setup_zram 16M"
-# The same failures through the device filter: all of them for the full
-# device's name, none for another name.
-"$bt/run" fallback.bt zram9 > "$out/fallback-other.txt" 2>&1 &
-other=$!
-start fallback-full fallback.bt "${small##*/}"
-work 96M 64k
-stop
-bpftrace_stop $other || true
-n=$(grep -c "^[0-9].* swapalloc ${small##*/} .* 4 " "$out/fallback-full.txt" || true)
-[ "$n" -gt 0 ] && pass "fallback ${small##*/}: order-4 failures with occupancy on a full device ($n)" ||
-	fail "fallback ${small##*/}: order-4 failures with occupancy on a full device" "$(tail -n 3 "$out/fallback-full.txt")"
-n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-other.txt" || true)
-grep -q '^Tracing' "$out/fallback-other.txt" && [ "$n" -eq 0 ] &&
-	pass "fallback zram9: the device filter leaves out other devices" ||
-	fail "fallback zram9: the device filter leaves out other devices" "$n lines; $(tail -n 3 "$out/fallback-other.txt")"
-must swapoff "$small"
 
-# --- reclaim-discard: discards on a --discard device, reclaim when swap is full
-must eval 'echo 1 > /sys/block/zram0/reset'
-must eval 'echo 256M > /sys/block/zram0/disksize'
-must mkswap /dev/zram0 > /dev/null
-must swapon --discard=pages /dev/zram0
-start reclaim-discard reclaim-discard.bt
-work 128M 64k
-sleep 2
-stop
-c=$(sa_check zram0)
-[ "$c" = ok ] && pass "discard device: invariants" || fail "discard device: invariants" "$c"
-d=$(awk '$1 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$out/reclaim-discard.txt")
-[ "$d" -gt 0 ] && pass "reclaim-discard: $d clusters discarded on a discard device" ||
-	fail "reclaim-discard: clusters discarded on a discard device" "$(tail -n 5 "$out/reclaim-discard.txt")"
-must swapoff /dev/zram0
-small=$(setup_zram 16M) || fail "setup_zram 16M"
-start reclaim-full reclaim-discard.bt
-work 64M 4k
-sleep 1
-stop
-r=$(awk '$1 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' "$out/reclaim-full.txt")
-[ "$r" -gt 0 ] && pass "reclaim-discard: $r reclaim passes on a full device" ||
-	fail "reclaim-discard: reclaim passes on a full device" "$(tail -n 5 "$out/reclaim-full.txt")"
-must swapoff "$small"
-
-# --- cluster-use: per-CPU order-4 allocations, sources, wait histogram
-must eval 'echo 1 > /sys/block/zram0/reset'
-must eval 'echo 256M > /sys/block/zram0/disksize'
-must mkswap /dev/zram0 > /dev/null && must swapon /dev/zram0
-start cluster-use cluster-use.bt
-"$verify" -s 48M -f 64k -i 1 -p 2 -q -n > /tmp/work.log 2>&1 ||
-	fail "cluster-use: data intact" "$(tail -n 1 /tmp/work.log)"
-stop
 grep -q '^@allocs\[[0-9]*, 4\]' "$out/cluster-use.txt" && grep -q '^@wait_ns:' "$out/cluster-use.txt" &&
-	grep -q '^@src\[zram0, 4, cursor\]: [1-9]' "$out/cluster-use.txt" &&
+	grep -q "^@src\[${zram##*/}, 4, cursor\]: [1-9]" "$out/cluster-use.txt" &&
 	pass "cluster-use: per-CPU order-4 allocations, named sources and wait histogram" ||
 	fail "cluster-use: per-CPU order-4 allocations, named sources and wait histogram" "$(head -c 400 "$out/cluster-use.txt")"
 
-# --- recorder: one A line per allocation; swapsim replays the trace
-# The oracle is swapalloc's own count of order-4 successes (debugfs).
-BPFTRACE_PERF_RB_PAGES=1024 start recorder recorder.bt -q
-a0=$(order4_ok)
-work 32M 64k
-a=$(( $(order4_ok) - a0 ))
-stop
 n=$(grep -c '^A [0-9]* 4 [1-9]' "$out/recorder.txt" || true)
 f=$(grep -c '^F ' "$out/recorder.txt" || true)
 note "recorder: $n order-4 allocations, $f frees recorded; swapalloc counted $a"
@@ -208,13 +189,55 @@ if [ ! -x "$sim" ]; then
 	fail "swapsim replays the recorded trace" "no $sim (tests/run builds it)"
 else
 	# si->max: /proc/swaps leaves out the header page.
-	slots=$(awk '$1 == "/dev/zram0" { print $3 / 4 + 1 }' /proc/swaps)
+	slots=$(awk -v d="$zram" '$1 == d { print $3 / 4 + 1 }' /proc/swaps)
 	if "$sim" --trace "$out/recorder.txt" --slots "$slots" > "$out/swapsim-replay.txt" 2>&1; then
 		pass "swapsim replays the recorded trace"
 	else
 		fail "swapsim replays the recorded trace" "$(tail -n 3 "$out/swapsim-replay.txt")"
 	fi
 fi
+
+# --- fallback: failures on a full device
+must swapoff "$zram"
+small=$(setup_zram 16M) || fail "setup_zram 16M"
+# The same failures through the device filter: all of them for the full
+# device's name, none for another name.  reclaim-discard.bt, filtered to
+# the full device, watches the same device fill with 64K and then with 4K
+# folios: the reclaim passes of a full device.
+launch fallback-other fallback.bt zram9
+launch fallback-full fallback.bt "${small##*/}"
+launch reclaim-full reclaim-discard.bt "${small##*/}"
+attached fallback-other fallback-full reclaim-full
+work 96M 64k
+work 64M 4k
+sleep 1
+stop fallback-full fallback-other reclaim-full
+n=$(grep -c "^[0-9].* swapalloc ${small##*/} .* 4 " "$out/fallback-full.txt" || true)
+[ "$n" -gt 0 ] && pass "fallback ${small##*/}: order-4 failures with occupancy on a full device ($n)" ||
+	fail "fallback ${small##*/}: order-4 failures with occupancy on a full device" "$(tail -n 3 "$out/fallback-full.txt")"
+n=$(grep -c '^[0-9].* swapalloc ' "$out/fallback-other.txt" || true)
+grep -q '^Tracing' "$out/fallback-other.txt" && [ "$n" -eq 0 ] &&
+	pass "fallback zram9: the device filter leaves out other devices" ||
+	fail "fallback zram9: the device filter leaves out other devices" "$n lines; $(tail -n 3 "$out/fallback-other.txt")"
+r=$(awk '$1 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' "$out/reclaim-full.txt")
+[ "$r" -gt 0 ] && pass "reclaim-discard: $r reclaim passes on a full device" ||
+	fail "reclaim-discard: reclaim passes on a full device" "$(tail -n 5 "$out/reclaim-full.txt")"
+must swapoff "$small"
+
+# --- reclaim-discard: discards on a --discard device
+must eval 'echo 1 > /sys/block/zram0/reset'
+must eval 'echo 256M > /sys/block/zram0/disksize'
+must mkswap /dev/zram0 > /dev/null
+must swapon --discard=pages /dev/zram0
+start reclaim-discard reclaim-discard.bt
+work 128M 64k
+sleep 2
+stop
+c=$(sa_check zram0)
+[ "$c" = ok ] && pass "discard device: invariants" || fail "discard device: invariants" "$c"
+d=$(awk '$1 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$out/reclaim-discard.txt")
+[ "$d" -gt 0 ] && pass "reclaim-discard: $d clusters discarded on a discard device" ||
+	fail "reclaim-discard: clusters discarded on a discard device" "$(tail -n 5 "$out/reclaim-discard.txt")"
 must swapoff /dev/zram0
 
 # --- sequentiality: long write runs on a rotational disk with swapalloc
