@@ -11,7 +11,7 @@
 # not either) and stays at most half the builtin's figure, measured in
 # the same boot, on the rotational disk; invariants hold after every run.
 #
-# The tool always runs 100 iterations; make check stops it after 12
+# The tool always runs 100 iterations; make check stops it after 10
 # (THP_TEST_ITERATIONS) and takes the steady state over the second half,
 # make stress (SWAPALLOC_STRESS=1) lets it run all 100, steady state =
 # mean of iterations 51-100, the figures README quotes.  make check runs
@@ -30,7 +30,7 @@ dbg=/sys/kernel/debug/swapalloc
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	iters=${THP_TEST_ITERATIONS:-100}
 else
-	iters=${THP_TEST_ITERATIONS:-12}
+	iters=${THP_TEST_ITERATIONS:-10}
 fi
 [ "$iters" -ge 2 ] && [ "$iters" -le 100 ] || { fail "THP_TEST_ITERATIONS=$iters" "must be 2..100"; finish; }
 half=$((iters / 2))
