@@ -109,6 +109,7 @@ device() {
 			result[$devname,$alloc,${m:-none}]=$steady
 			if [ $alloc != builtin ]; then
 				local c
+				note "$devname $alloc ${m:-none}: reclaim $(tail -n 1 "$dbg/${dev##*/}/reclaim")"
 				c=$(sa_check "${dev##*/}")
 				[ "$c" = ok ] && pass "$devname '${m:-none}': invariants" ||
 					fail "$devname '${m:-none}': invariants" "$c"
