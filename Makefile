@@ -20,8 +20,17 @@ VERSION := $(shell cat $(CURDIR)/VERSION)
 
 all: module
 
+# Kbuild relinks an external module when its objects change, not when only
+# the tree's vmlinux does; but the module's BTF is made against vmlinux,
+# and a kernel with other BTF refuses it ("failed to validate module BTF",
+# insmod: Invalid parameters).  So the .ko goes whenever the tree or its
+# vmlinux is not the one it was linked against (.kdir-stamp).
+KDIR_STAMP = stamp="$(KDIR) $$(stat -c %Y $(KDIR)/vmlinux 2>/dev/null)"; \
+	[ "$$(cat .kdir-stamp 2>/dev/null)" = "$$stamp" ] || { rm -f *.ko; echo "$$stamp" > .kdir-stamp; }
+
 module modules:
 	@test -f $(KDIR)/Makefile || { echo "swapalloc: no kernel build tree at $(KDIR). Build the patched kernel with 'make kernel' and pass KDIR=<the path it prints>, or point KDIR at your own kernel with patches/ applied." >&2; exit 1; }
+	@$(KDIR_STAMP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 clean:
