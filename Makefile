@@ -20,13 +20,7 @@ VERSION := $(shell cat $(CURDIR)/VERSION)
 
 all: module
 
-# Kbuild relinks an external module when its objects change, not when only
-# the tree's vmlinux does; but the module's BTF is made against vmlinux,
-# and a kernel with other BTF refuses it ("failed to validate module BTF",
-# insmod: Invalid parameters).  So the .ko goes whenever the tree or its
-# vmlinux is not the one it was linked against (.kdir-stamp).
-KDIR_STAMP = stamp="$(KDIR) $$(stat -c %Y $(KDIR)/vmlinux 2>/dev/null)"; \
-	[ "$$(cat .kdir-stamp 2>/dev/null)" = "$$stamp" ] || { rm -f *.ko; echo "$$stamp" > .kdir-stamp; }
+include $(CURDIR)/scripts/kdir-stamp.mk
 
 module modules:
 	@test -f $(KDIR)/Makefile || { echo "swapalloc: no kernel build tree at $(KDIR). Build the patched kernel with 'make kernel' and pass KDIR=<the path it prints>, or point KDIR at your own kernel with patches/ applied." >&2; exit 1; }
@@ -62,7 +56,7 @@ style:
 	@scripts/style.sh
 
 # What dkms builds from, and nothing else (no .git, no build/).
-DKMS_FILES := VERSION dkms.conf Kbuild Makefile $(wildcard include/swapalloc/*.h \
+DKMS_FILES := VERSION dkms.conf Kbuild Makefile scripts/kdir-stamp.mk $(wildcard include/swapalloc/*.h \
 	      module/*.[ch] module/kenv/*.h debugfs/*.[ch])
 BPFTRACE_FILES := $(wildcard bpftrace/*.bt bpftrace/*_example.txt) bpftrace/run bpftrace/README.md
 # Where: DESTDIR for packaging (then no dkms command runs), DKMS_SOURCE_TREE

@@ -43,7 +43,7 @@ mkopts=(-s -C "$top" DKMS_SOURCE_TREE="$tmp/src" BPFTRACE_DIR="$tmp/share/bpftra
 make "${mkopts[@]}" dkms-install KVER=none
 src=$tmp/src/swapalloc-$version
 [ -f "$src/dkms.conf" ] || fail "make dkms-install made no $src/dkms.conf"
-extra=$(cd "$src" && find . -type f | grep -vE '^\./(VERSION|dkms\.conf|Kbuild|Makefile|include/swapalloc/[a-z_]+\.h|module/[a-z_]+\.[ch]|module/kenv/[a-z_]+\.h|debugfs/[a-z_]+\.[ch])$' || true)
+extra=$(cd "$src" && find . -type f | grep -vE '^\./(VERSION|dkms\.conf|Kbuild|Makefile|scripts/kdir-stamp\.mk|include/swapalloc/[a-z_]+\.h|module/[a-z_]+\.[ch]|module/kenv/[a-z_]+\.h|debugfs/[a-z_]+\.[ch])$' || true)
 [ -z "$extra" ] || fail "make dkms-install copied more than dkms needs: $extra"
 [ -x "$tmp/share/bpftrace/run" ] && [ -f "$tmp/share/bpftrace/alloc-latency.bt" ] ||
 	fail "make dkms-install did not install bpftrace/ to BPFTRACE_DIR"
