@@ -13,6 +13,8 @@
 # depends on them.  Config changed: reconfigure and rebuild.
 #
 #   scripts/kernel-build.sh [-q]       build if needed, print the tree path
+#   scripts/kernel-build.sh --config-only DIR   configure the flavor in DIR (a
+#                                      tree of Kconfig files) and check it
 # Environment: KERNEL_FLAVOR=base|debug|perf (default base), JOBS (default nproc).
 #   base   base.config: lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP (make check)
 #   debug  base + debug.config: KASAN, kmemleak
@@ -21,8 +23,14 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-quiet=0
-[ "${1:-}" = "-q" ] && quiet=1
+quiet=0 config_only=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-q) quiet=1; shift ;;
+	--config-only) config_only=${2:?--config-only needs a directory}; shift 2 ;;
+	*) echo "swapalloc: usage: scripts/kernel-build.sh [-q] [--config-only DIR]" >&2; exit 2 ;;
+	esac
+done
 say() { [ $quiet -eq 1 ] || echo "swapalloc: $*" >&2; }
 
 # Bump when this script builds differently, to invalidate cached trees.
@@ -37,6 +45,53 @@ perf) frags=("$top/scripts/config/base.config" "$top/scripts/config/perf.config"
 esac
 
 "$top/scripts/deps.sh" kernel >&2
+
+configure() {
+	say "configuring: allnoconfig + ${frags[*]##*/}"
+	KCONFIG_ALLCONFIG=/dev/null scripts/kconfig/merge_config.sh -n -O "$dir" "${frags[@]}" >"$log" 2>&1 || {
+		tail -n 30 "$log" >&2; echo "swapalloc: kernel configuration failed (log: $log)" >&2; exit 1; }
+
+	# merge_config only warns when a fragment's value did not stick: fail
+	# instead.  An option a later fragment sets again is checked there.
+	local bad=0 f line opt i later
+	for i in "${!frags[@]}"; do
+		f=${frags[$i]}
+		later=("${frags[@]:$((i + 1))}")
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*|"# CONFIG_"*" is not set")
+				opt=${line#\# }; opt=${opt%%[= ]*}
+				if [ ${#later[@]} -gt 0 ] && grep -qE "^(# )?$opt[= ]" "${later[@]}"; then
+					continue
+				fi ;;
+			esac
+			case "$line" in
+			CONFIG_*=*)
+				if ! grep -qxF "$line" .config; then
+					echo "swapalloc: $line from ${f##*/} is not in the final .config" >&2
+					bad=1
+				fi ;;
+			"# CONFIG_"*" is not set")
+				opt=${line#\# }; opt=${opt%% *}
+				if grep -q "^$opt=" .config; then
+					echo "swapalloc: $opt should be unset (${f##*/})" >&2
+					bad=1
+				fi ;;
+			esac
+		done < "$f"
+	done
+	[ $bad -eq 0 ] || exit 1
+}
+# --config-only DIR: configure the flavor in DIR, a tree of the series'
+# Kconfig files without a .config (tests/host/25-flavor-configs.sh), and stop.
+if [ -n "$config_only" ]; then
+	cd "$config_only"
+	dir=$PWD
+	log=$PWD/config.log
+	configure
+	say "$flavor: every fragment line is in $PWD/.config"
+	exit 0
+fi
 
 tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
 if [ -z "$tarball" ]; then
@@ -121,42 +176,6 @@ patched_files "$top"/patches/*.patch > "$dir/.swapalloc-files"
 cd "$dir"
 jobs=${JOBS:-$(nproc)}
 
-configure() {
-	say "configuring: allnoconfig + ${frags[*]##*/}"
-	KCONFIG_ALLCONFIG=/dev/null scripts/kconfig/merge_config.sh -n -O "$dir" "${frags[@]}" >"$log" 2>&1 || {
-		tail -n 30 "$log" >&2; echo "swapalloc: kernel configuration failed (log: $log)" >&2; exit 1; }
-
-	# merge_config only warns when a fragment's value did not stick: fail
-	# instead.  An option a later fragment sets again is checked there.
-	local bad=0 f line opt i later
-	for i in "${!frags[@]}"; do
-		f=${frags[$i]}
-		later=("${frags[@]:$((i + 1))}")
-		while IFS= read -r line; do
-			case "$line" in
-			CONFIG_*=*|"# CONFIG_"*" is not set")
-				opt=${line#\# }; opt=${opt%%[= ]*}
-				if [ ${#later[@]} -gt 0 ] && grep -qE "^(# )?$opt[= ]" "${later[@]}"; then
-					continue
-				fi ;;
-			esac
-			case "$line" in
-			CONFIG_*=*)
-				if ! grep -qxF "$line" .config; then
-					echo "swapalloc: $line from ${f##*/} is not in the final .config" >&2
-					bad=1
-				fi ;;
-			"# CONFIG_"*" is not set")
-				opt=${line#\# }; opt=${opt%% *}
-				if grep -q "^$opt=" .config; then
-					echo "swapalloc: $opt should be unset (${f##*/})" >&2
-					bad=1
-				fi ;;
-			esac
-		done < "$f"
-	done
-	[ $bad -eq 0 ] || exit 1
-}
 [ $reconfigure -eq 0 ] || configure
 
 say "compiling with $jobs jobs (log: $log)"
