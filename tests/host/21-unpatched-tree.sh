@@ -10,7 +10,9 @@ kdir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | head -n 1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Build a copy, so that the tree's own objects are not touched.
+# (What make dkms-install copies: the Makefile includes scripts/kdir-stamp.mk.)
 cp -r "$top/Kbuild" "$top/Makefile" "$top/include" "$top/module" "$top/debugfs" "$tmp/"
+mkdir "$tmp/scripts" && cp "$top/scripts/kdir-stamp.mk" "$tmp/scripts/"
 rc=0
 make -C "$tmp" module KDIR="$kdir" >"$tmp/log" 2>&1 || rc=$?
 cat "$tmp/log"
