@@ -264,13 +264,11 @@ failed=0
 diag=$out/diagnosis
 : > "$diag"
 
-# Anything here means the kernel is unhappy, whatever the workload said.
-# kmemleak only counts when it reports leaks (it announces itself at boot);
-# lockdep lines that every PROVE_LOCKING boot prints are allowed, and so is
-# kmemleak's notice that it will scan an object whole because the scan
-# area's own allocation failed (fault injection, tests/guest/34-faults.sh).
-pattern='WARNING:|BUG:|Oops|Kernel panic|general protection fault|possible circular locking|possible recursive locking|INFO: inconsistent lock state|lockdep|KASAN|unreferenced object|kmemleak:.*(suspected memory leak|disabled|[Cc]annot|[Ee]rror)|Call Trace:|soft lockup|blocked for more than|Unable to handle'
-allow='RCU lockdep checking is enabled|kmemleak: Cannot allocate a scan area, scanning the full object'
+# Anything here means the kernel is unhappy, whatever the workload said
+# (scripts/kernel-reports.sh), and so does any stack.
+. "$top/scripts/kernel-reports.sh"
+pattern="$sa_report_pattern|Call Trace:"
+allow=$sa_report_allow
 grep -naE "$pattern" "$console" | grep -vaE "$allow" > "$out/kernel-problems" || true
 if [ -s "$out/kernel-problems" ]; then
 	failed=1

@@ -29,6 +29,7 @@
 #
 # vm: --mem 1G --disk rot0:48M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
+. "$SWAPALLOC_TOP/scripts/kernel-reports.sh"
 
 fn=$(tool failnth) || { fail "infrastructure: failnth built"; finish; }
 fill=$(tool swapfill) || { fail "infrastructure: swapfill built"; finish; }
@@ -442,11 +443,9 @@ wait "$kmsg" 2>/dev/null
 # or a stack that is not warn_alloc()'s), then a summary line ending in
 # ", N problems".
 audit_kmsg() {
-	local pattern='WARNING:|BUG:|Oops|Kernel panic|general protection fault|possible circular locking|possible recursive locking|INFO: inconsistent lock state|lockdep|KASAN|unreferenced object|kmemleak:.*(suspected memory leak|disabled|[Cc]annot|[Ee]rror)|soft lockup|blocked for more than|Unable to handle'
-	sed 's/^[^;]*;//' "$1" | awk -v pat="$pattern" '
-		/RCU lockdep checking is enabled/ { next }
-		# A fault in kmemleak'"'"'s own allocation: it scans that object whole.
-		/kmemleak: Cannot allocate a scan area, scanning the full object/ { next }
+	local pattern=$sa_report_pattern allow=$sa_report_allow
+	sed 's/^[^;]*;//' "$1" | awk -v pat="$pattern" -v allow="$allow" '
+		$0 ~ allow { next }
 		# Frames of a stack are judged by the stack (lockdep_* frames).
 		!trace && $0 ~ pat { print "report: " $0; bad++ }
 		/Call Trace:/ { trace = 1; alloc = 0; next }

@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# What counts as a kernel report in a guest's log, for scripts/vm-run.sh
+# (the console) and tests/guest/34-faults.sh (its /dev/kmsg audit), which
+# source this.  sa_report_pattern: a line that means the kernel is
+# unhappy (kmemleak only when it reports leaks or gives up; it announces
+# itself at boot).  sa_report_allow: lines that match it and are not
+# reports: the lockdep notice every PROVE_LOCKING boot prints, and
+# kmemleak's notice that it scans an object whole because the scan area's
+# own allocation failed (fault injection).  vm-run.sh adds "Call Trace:";
+# 34-faults judges each stack by its frames instead.
+# shellcheck disable=SC2034
+sa_report_pattern='WARNING:|BUG:|Oops|Kernel panic|general protection fault|possible circular locking|possible recursive locking|INFO: inconsistent lock state|lockdep|KASAN|unreferenced object|kmemleak:.*(suspected memory leak|disabled|[Cc]annot|[Ee]rror)|soft lockup|blocked for more than|Unable to handle'
+# shellcheck disable=SC2034
+sa_report_allow='RCU lockdep checking is enabled|kmemleak: Cannot allocate a scan area, scanning the full object'
