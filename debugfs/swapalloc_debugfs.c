@@ -219,6 +219,30 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(swapalloc_discard);
 
+static int swapalloc_place_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_rec *rec = m->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
+	struct swapalloc_dev *dev;
+
+	spin_lock(&si->lock);
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
+		spin_unlock(&si->lock);
+		return -ENODEV;
+	}
+	dev = &kdev->core;
+	seq_puts(m, "placement holes_kept adopted cache_kept\n");
+	seq_printf(m, "%s %llu %llu %llu\n",
+		   swapalloc_placement_name(dev->placement),
+		   dev->place.holes_kept, dev->place.adopted,
+		   dev->place.cache_kept);
+	spin_unlock(&si->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(swapalloc_place);
+
 static void swapalloc_cursor_row(struct seq_file *m, const char *who,
 				 struct swapalloc_cursor *cur)
 {
@@ -439,6 +463,7 @@ void swapalloc_debugfs_add(struct swapalloc_rec *rec)
 	debugfs_create_file("alloc", 0444, dir, rec, &swapalloc_alloc_fops);
 	debugfs_create_file("reclaim", 0444, dir, rec, &swapalloc_reclaim_fops);
 	debugfs_create_file("discard", 0444, dir, rec, &swapalloc_discard_fops);
+	debugfs_create_file("place", 0444, dir, rec, &swapalloc_place_fops);
 	debugfs_create_file("cursors", 0444, dir, rec, &swapalloc_cursors_fops);
 	debugfs_create_file("check", 0644, dir, rec, &swapalloc_check_fops);
 	debugfs_create_file("reset", 0200, dir, rec, &swapalloc_reset_fops);

@@ -1040,4 +1040,7 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 void swapalloc_reset_stats(struct swapalloc_dev *dev)
 {
 	memset(&dev->stats, 0, sizeof(dev->stats));
+	dev->place.holes_kept = 0;
+	dev->place.adopted = 0;
+	dev->place.cache_kept = 0;
 }

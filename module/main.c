@@ -348,6 +348,15 @@ static void swapalloc_free_slots(struct swap_info_struct *si,
 	swapalloc_free(&kdev->core, offset, nr);
 }
 
+/* A swap-in asks whether to keep a folio's slots (antifrag, place.c). */
+static bool swapalloc_keep_cache_slots(struct swap_info_struct *si,
+				       unsigned long offset, unsigned int nr)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	return swapalloc_keep_cache(&kdev->core, offset, nr);
+}
+
 /*
  * Before the device is handed back, while it still allocates: stop the work
  * items and queuing discards (->quiescing), then finish every discard,
@@ -398,6 +407,7 @@ struct swap_alloc_ops swapalloc_ops = {
 	.bind = swapalloc_bind,
 	.alloc = swapalloc_alloc_slots,
 	.free = swapalloc_free_slots,
+	.keep_cache = swapalloc_keep_cache_slots,
 	.quiesce = swapalloc_quiesce,
 	.detach = swapalloc_detach,
 };

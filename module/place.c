@@ -207,3 +207,51 @@ static unsigned long sa_place_adopt(struct swapalloc_dev *dev, unsigned char usa
 	sa_count(&dev->place.adopted, 1);
 	return sa_alloc_from(dev, best, 0, usage, next);
 }
+
+/**
+ * swapalloc_keep_cache() - should a swap-in leave @nr slots at @offset in use?
+ * @dev: the device
+ * @offset: the first slot of the folio being swapped in
+ * @nr: its pages
+ *
+ * The kernel asks before a swap-in fault frees the swap cache of the
+ * folio it maps (swap filling up, or a write fault; the slots' map bytes
+ * are then SWAP_HAS_CACHE only).  A 4K page of a 64K entry is the case
+ * that matters: its slot, freed, is a hole no 64K folio can use while
+ * the rest of the block lives, and order 0 would fill it with another
+ * region's page.  Kept, the page goes back to its own slot at its next
+ * swap-out (written there if dirtied, dropped without a write if not),
+ * and the block still drains whole when its region goes.  It is what
+ * swapsim's own-slot oracle measured (bench/README.md).
+ *
+ * SA_PLACE_ANTIFRAG only, while the device has room (the holes are then
+ * not needed), and only for a folio smaller than its cluster's order
+ * whose aligned block of that order has another slot in use: freeing a
+ * whole block, or the last of one, is left to go ahead.
+ *
+ * Return: true to keep the slots.
+ */
+bool swapalloc_keep_cache(struct swapalloc_dev *dev, unsigned long offset,
+			  unsigned int nr)
+{
+	struct swapalloc_cluster *ci;
+	unsigned long start, end, i;
+
+	if (!nr || offset >= dev->max || !sa_place_roomy(dev))
+		return false;
+	ci = sa_cluster(dev, offset);
+	if (!ci->order || nr >= BIT(ci->order) ||
+	    ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD)
+		return false;
+	start = round_down(offset, BIT(ci->order));
+	end = min_t(unsigned long, start + BIT(ci->order), dev->max);
+	for (i = start; i < end; i++) {
+		if (i >= offset && i < offset + nr)
+			continue;
+		if (swapalloc_env_map(&dev->env, i)) {
+			sa_count(&dev->place.cache_kept, nr);
+			return true;
+		}
+	}
+	return false;
+}

@@ -102,6 +102,7 @@ struct swapalloc_place {
 	unsigned long low_free, prev_low_free;	/* this window's, the last one's */
 	u64 holes_kept;		/* order-0 allocations that skipped core.c's step 3 */
 	u64 adopted;		/* higher orders' clusters order 0 took over */
+	u64 cache_kept;		/* slots swapalloc_keep_cache() kept at swap-in */
 };
 
 struct swapalloc_dev {
@@ -184,6 +185,8 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);
 void swapalloc_reclaim_background(struct swapalloc_dev *dev);
 bool swapalloc_discard_one(struct swapalloc_dev *dev);
+bool swapalloc_keep_cache(struct swapalloc_dev *dev, unsigned long offset,
+			  unsigned int nr);
 
 int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len);
 void swapalloc_reset_stats(struct swapalloc_dev *dev);

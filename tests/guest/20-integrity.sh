@@ -139,6 +139,27 @@ ssd=$(find_disk ssd0) || fail "find_disk ssd0"
 must set_rotational "$ssd" 0
 must mkswap "$ssd" >/dev/null && must swapon "$ssd"
 scenario "swapalloc ssd virtio" "${ssd##*/}" $size
+
+# antifrag keeps the slot of a 4K page swapped in out of a live 64K block
+# (patch 0010, swapalloc_keep_cache()): the page is mapped from the swap
+# cache and written back to that slot at its next swap-out, with no new
+# allocation.  Rewrites of single pages of swapped-out 64K folios do it.
+place_col() {
+	awk -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		{ print $col[c] }' "$dbg/$1/place"
+}
+d=${ssd##*/}
+if echo antifrag > "$dbg/$d/policy" && grep -q '\[antifrag\]' "$dbg/$d/policy"; then
+	pass "ssd virtio: policy antifrag"
+	kept0=$(place_col "$d" cache_kept)
+	run "swapalloc ssd virtio antifrag: 64K folios" 64k $size
+	kept=$(( $(place_col "$d" cache_kept) - kept0 ))
+	[ "$kept" -gt 0 ] && pass "ssd virtio antifrag: slots kept at swap-in ($kept)" ||
+		fail "ssd virtio antifrag: slots kept at swap-in" "cache_kept +$kept: $(cat "$dbg/$d/place")"
+	check_invariants "swapalloc ssd virtio antifrag" "$d"
+else
+	fail "ssd virtio: policy antifrag" "$(cat "$dbg/$d/policy")"
+fi
 must swapoff "$ssd"
 
 rot=$(find_disk rot0) || fail "find_disk rot0"
