@@ -87,12 +87,33 @@
  *    swpout_fallback, as the test counts it) and dropped;
  *  - MADV_DONTNEED frees swapped slots through the swap cache as 6.12's
  *    zap does; the refill is a new 64K folio.  With -s, mem2 pages are
- *    written (swapped in), as the upstream test does.
+ *    written (swapped in), as the upstream test does;
+ *  - the allocator's say at swap-in (patch 0010): where do_swap_page()
+ *    frees the swap cache of the folio it maps (swap_free_nr(), then
+ *    should_try_to_free_swap(): every touch here is a write fault, so it
+ *    always would), swapalloc's policies are asked first,
+ *    swapalloc_keep_cache() (builtin never keeps; --keep-cache off asks
+ *    nobody).  A kept folio is mapped (dirty: written) and stays in the
+ *    swap cache, its slots SWAP_HAS_CACHE only (K_KEPT).  Paged out (by
+ *    MADV_PAGEOUT or memcg reclaim) it takes no new slot: it is written
+ *    to its own and becomes an ordinary swap-cache folio (count 1).
+ *    MADV_DONTNEED frees its slots at once (free_swap_cache(): a 4K slot
+ *    through the slots cache's slots_ret, a 64K range directly).  The
+ *    allocators' reclaim of swap-cache-only slots (sim_env_reclaim(),
+ *    __try_to_reclaim_swap() with TTRS_ANYWAY: in an allocation's range
+ *    scan, its full-cluster reclaim, and swapalloc's reclaim worker, run
+ *    right after the allocation that kicked it) frees them while the
+ *    folio stays mapped: it is then a plain mapped folio and needs a new
+ *    slot at its next page-out.  Not modelled: reclaim's activation of a
+ *    kept folio (shrink_folio_list()'s activate_locked frees the swap of
+ *    an activated folio when swap is over half full; there is no active
+ *    list here).
  *
  * Left out: writeback time (a folio written is clean at once), a second
  * CPU, the active list and workingset refault activation.  Swap-cache-only
- * slots therefore exist only in the slots caches; the allocators' reclaim
- * of them is modelled (sim_env_reclaim()) but finds little to do.
+ * slots therefore exist only in the slots caches and, with the allocator's
+ * say at swap-in, in kept folios; the allocators' reclaim of them is
+ * modelled (sim_env_reclaim()): it can free only kept folios' slots.
  *
  * Allocators (--policy): percpu and global are swapalloc's core;
  * builtin is 6.12.117's cluster_alloc_swap_entry() (bench/builtin612.c).
@@ -165,6 +186,8 @@ static enum swapalloc_placement alloc_placement(enum ss_allocator a)
 }
 
 struct kmodel;
+struct run;
+static void k_reclaim_work(struct run *r);
 
 /*
  * The bound no placement can beat (perfect compaction): an entry of
@@ -283,6 +306,8 @@ static unsigned long ss_alloc_usage(struct run *r, int order, unsigned char usag
 		off = sim_alloc(&r->s, order, usage);
 	}
 	r->alloc_ns += now_ns() - t0;
+	if (r->k && r->alloc != AL_BUILTIN)
+		k_reclaim_work(r);
 	if (off) {
 		r->runs += off != r->run_end;
 		r->run_pages += 1UL << order;
@@ -462,11 +487,17 @@ static void pageout(struct run *r)
 #define RECLAIM_MIN	32			/* SWAP_CLUSTER_MAX */
 #define SLOTS_CPUS	2			/* the guest's vCPUs: cache thresholds */
 
-enum { K_SWAP, K_CACHE, K_MAPPED };
+/*
+ * Where a page is.  K_KEPT: mapped like K_MAPPED, but its folio stayed in
+ * the swap cache at its swap-in (swapalloc_keep_cache()); its slot holds
+ * SWAP_HAS_CACHE only.
+ */
+enum { K_SWAP, K_CACHE, K_MAPPED, K_KEPT };
 
 struct kmodel {
 	unsigned char st[NPAGES];	/* K_*: where each page is */
-	unsigned int slot[NPAGES];	/* its slot while K_SWAP or K_CACHE */
+	unsigned int slot[NPAGES];	/* its slot while K_SWAP, K_CACHE or K_KEPT */
+	unsigned int *kept_by;		/* slot -> K_KEPT folio id + 1, else 0 */
 	bool big[MEM1_UNITS];		/* resident as one 64K folio */
 	bool ra[NPAGES];		/* PG_readahead: read ahead, not yet hit */
 	unsigned int old[NPAGES];	/* SWAPSIM_ORACLE: the slot it left */
@@ -481,7 +512,30 @@ struct kmodel {
 	struct { long prev; unsigned int win, hits; } vra[2];
 	/* counters, over the whole run */
 	unsigned long major, minor4, minor64, ra_pages, dropped, evicted;
+	/*
+	 * kept folios' pages: kept at swap-in, written back to their own
+	 * slots, freed by MADV_DONTNEED, freed by the allocators' reclaim
+	 */
+	unsigned long kept, rewritten, kept_zapped, kept_reclaimed;
+	/*
+	 * module/main.c's reclaim work: kicks seen, runs, slots of kept
+	 * folios it freed (of kept_reclaimed), its swap-map reads
+	 */
+	unsigned long kicks, worker_runs, worker_kept, worker_reads;
+	bool in_worker;
+	/* swapalloc_keep_cache() calls and their swap-map reads */
+	unsigned long keep_asked, keep_reads;
 };
+
+/*
+ * --keep-cache: ask swapalloc_keep_cache() at swap-in (patch 0010).  Off
+ * by default in the oracle build, whose figures are without the hook.
+ */
+#ifdef SWAPSIM_ORACLE
+static bool opt_keep_cache;
+#else
+static bool opt_keep_cache = true;
+#endif
 
 #ifdef SWAPSIM_ORACLE
 /* bench/swapsim-oracle.c: an order-0 allocation of slot @off, if free. */
@@ -489,6 +543,12 @@ unsigned long swapsim_oracle_alloc_at(struct swapalloc_dev *dev, unsigned long o
 				      unsigned char usage);
 static unsigned long oracle_hits, oracle_tries;
 #endif
+/* Mapped, with or without kept slots. */
+static bool k_present(unsigned char st)
+{
+	return st == K_MAPPED || st == K_KEPT;
+}
+
 static unsigned int k_id(struct kmodel *k, unsigned int p)
 {
 	return p < MEM1_PAGES && k->big[p / UNIT_PAGES] ? NPAGES + p / UNIT_PAGES : p;
@@ -614,6 +674,168 @@ static void k_cached(struct run *r, unsigned int id, unsigned long off)
 }
 
 /*
+ * should_try_to_free_swap() with patch 0010: may the swap-in of the folio
+ * of @nr slots at @off keep them?  swapalloc's policies are asked, under
+ * the device lock as swap_alloc_keep_swapcache() takes it; builtin 6.12
+ * has no hook, and frees.
+ */
+static bool k_keep(struct run *r, unsigned long off, unsigned int nr)
+{
+	struct kmodel *k = r->k;
+	unsigned long reads = r->s.sd.cnt.map_reads;
+	bool keep;
+
+	if (!opt_keep_cache || r->alloc == AL_BUILTIN)
+		return false;
+	sim_lock(&r->s.sd);
+	keep = swapalloc_keep_cache(&r->s.dev, off, nr);
+	sim_unlock(&r->s.sd);
+	/* A swap-in's cost, not an allocation's. */
+	k->keep_reads += r->s.sd.cnt.map_reads - reads;
+	r->s.sd.cnt.map_reads = reads;
+	k->keep_asked++;
+	return keep;
+}
+
+/* Folio @id, just mapped, kept its slots from @base on: K_KEPT. */
+static void k_set_kept(struct run *r, unsigned int id, unsigned long base)
+{
+	struct kmodel *k = r->k;
+	unsigned int p = k_first(id), n = k_size(id), i;
+
+	for (i = 0; i < n; i++) {
+		k->st[p + i] = K_KEPT;
+		k->slot[p + i] = base + i;
+		k->kept_by[base + i] = id + 1;
+	}
+	k->kept += n;
+}
+
+/* Folio @id is no longer K_KEPT: forget its slots (the caller sets st). */
+static unsigned long k_unkeep(struct kmodel *k, unsigned int id)
+{
+	unsigned int p = k_first(id), n = k_size(id), i;
+	unsigned long base = k->slot[p];
+
+	for (i = 0; i < n; i++) {
+		if (k->st[p + i] != K_KEPT || k->slot[p + i] != base + i ||
+		    k->kept_by[base + i] != id + 1)
+			die("memcg model: kept folio's slots inconsistent");
+		k->kept_by[base + i] = 0;
+	}
+	return base;
+}
+
+/*
+ * Page out a kept folio: still in the swap cache, so add_to_swap() is
+ * skipped and nothing is allocated; try_to_unmap() gives its slots the
+ * swap PTEs' count back and pageout() writes it (it was written to) to
+ * them.  Then an ordinary swap-cache folio, rotated to the tail.
+ */
+static void k_rewrite(struct run *r, unsigned int id)
+{
+	struct kmodel *k = r->k;
+	unsigned int p = k_first(id), n = k_size(id), i;
+	unsigned long base = k_unkeep(k, id);
+
+	sim_set_map(&r->s, base, n, 1 | SWAP_HAS_CACHE);
+	for (i = 0; i < n; i++)
+		k->st[p + i] = K_CACHE;
+	if (n > 1)
+		r->swpout++;		/* a 64K folio written: swpout */
+	k->rewritten += n;
+	lru_add(k, id, true);
+}
+
+/*
+ * free_swap_cache() of a kept folio that MADV_DONTNEED zaps:
+ * folio_free_swap() frees its slots at once, a 64K range directly
+ * (put_swap_folio()), a 4K slot through the slots cache
+ * (free_swap_slot()).  The caller takes the folio off the LRU.
+ */
+static void k_zap_kept(struct run *r, unsigned int id)
+{
+	struct kmodel *k = r->k;
+	unsigned int p = k_first(id), n = k_size(id), i;
+	unsigned long base = k_unkeep(k, id);
+
+	if (n > 1) {
+		sim_cache_del(&r->s, base);
+	} else {
+		/*
+		 * The sim's cache_del frees a SWAP_HAS_CACHE-only slot at
+		 * once: the cache goes with the count still up, as at a 4K
+		 * minor fault, and the final free waits in slots_ret.
+		 */
+		sim_set_map(&r->s, base, 1, 1 | SWAP_HAS_CACHE);
+		sim_cache_del(&r->s, base);
+		k_free_slot(r, base);
+	}
+	for (i = 0; i < n; i++) {
+		k->st[p + i] = K_MAPPED;
+		k->slot[p + i] = 0;
+	}
+	k->kept_zapped += n;
+}
+
+/*
+ * sim_dev::on_free: the allocators' reclaim of swap-cache-only slots
+ * (__try_to_reclaim_swap() with TTRS_ANYWAY) freed @nr slots at @off.  In
+ * this model only kept folios have such slots: folio_free_swap() took
+ * the folio, still mapped, out of the swap cache; a plain mapped folio
+ * now, it needs a new slot at its next page-out.
+ */
+static void k_reclaimed(struct sim_dev *sd, unsigned long off, unsigned int nr,
+			void *arg)
+{
+	struct run *r = arg;
+	struct kmodel *k = r->k;
+	unsigned int id, p, i;
+
+	if (off >= sd->max || !k->kept_by[off])
+		die("memcg model: the allocator reclaimed a slot no kept folio has");
+	id = k->kept_by[off] - 1;
+	p = k_first(id);
+	if (k->slot[p] != off || k_size(id) != nr)
+		die("memcg model: the allocator reclaimed part of a kept folio");
+	k_unkeep(k, id);
+	for (i = 0; i < nr; i++) {
+		k->st[p + i] = K_MAPPED;
+		k->slot[p + i] = 0;
+	}
+	k->kept_reclaimed += nr;
+	if (k->in_worker)
+		k->worker_kept += nr;
+}
+
+/*
+ * module/main.c's reclaim work (swapalloc_reclaim_background(): a forced
+ * full-cluster reclaim pass), which core.c kicks when fewer than a
+ * cluster's worth of slots is free and swap is over half full.  It runs
+ * on another CPU soon after; here right after the allocation that kicked
+ * it, and its swap-map reads are not counted as the allocation's.
+ * 6.12's own reclaim work (kicked when the device fills up) is not in
+ * builtin612.c: it would find nothing to free here, builtin keeps no
+ * folio and the slots caches' slots have no folio.
+ */
+static void k_reclaim_work(struct run *r)
+{
+	struct kmodel *k = r->k;
+	unsigned long reads;
+
+	if (r->s.sd.cnt.kick_reclaim == k->kicks)
+		return;
+	k->kicks = r->s.sd.cnt.kick_reclaim;
+	reads = r->s.sd.cnt.map_reads;
+	k->in_worker = true;
+	sim_reclaim_work(&r->s);
+	k->in_worker = false;
+	k->worker_reads += r->s.sd.cnt.map_reads - reads;
+	r->s.sd.cnt.map_reads = reads;
+	k->worker_runs++;
+}
+
+/*
  * Page out a mapped folio (shrink_folio_list()): a 64K folio asks for
  * order 4, else it is split and counted as a fallback, and its pages are
  * appended to @split (or paged out at once if @split is NULL).
@@ -625,6 +847,10 @@ static void k_swapout(struct run *r, unsigned int id, unsigned int *split,
 	unsigned int p = k_first(id), i;
 	unsigned long off;
 
+	if (k->st[p] == K_KEPT) {
+		k_rewrite(r, id);
+		return;
+	}
 	if (id >= NPAGES) {
 		off = ss_alloc_usage(r, 4, SWAP_HAS_CACHE);
 		if (off) {
@@ -798,8 +1024,9 @@ static void k_touch(struct run *r, unsigned int p)
 	unsigned int id = k_id(k, p), lo, hi, start = p, end = p + 1, q, n;
 	int area = p >= MEM1_PAGES;
 	unsigned long base;
+	bool keep;
 
-	if (k->st[p] == K_MAPPED) {
+	if (k_present(k->st[p])) {
 		k->ref[id] = true;
 		return;
 	}
@@ -813,18 +1040,31 @@ static void k_touch(struct run *r, unsigned int p)
 		if (id >= NPAGES) {
 			base = k->slot[k_first(id)];
 			sim_set_map(&r->s, base, UNIT_PAGES, SWAP_HAS_CACHE);
-			sim_cache_del(&r->s, base);	/* put_swap_folio(): range free */
+			keep = k_keep(r, base, UNIT_PAGES);
+			if (!keep)
+				sim_cache_del(&r->s, base);	/* put_swap_folio(): range free */
 			k->minor64++;
 		} else {
+			/*
+			 * Asked before the count drops: swapalloc_keep_cache()
+			 * does not read the folio's own slots.
+			 */
 			base = k->slot[p];
-			sim_cache_del(&r->s, base);
+			keep = k_keep(r, base, 1);
+			if (keep) {
+				sim_set_map(&r->s, base, 1, SWAP_HAS_CACHE);
+			} else {
+				sim_cache_del(&r->s, base);
 #ifdef SWAPSIM_ORACLE
-			k->old[p] = base;
+				k->old[p] = base;
 #endif
-			k_free_slot(r, base);
+				k_free_slot(r, base);
+			}
 			k->minor4++;
 		}
 		k_map(k, id);
+		if (keep)
+			k_set_kept(r, id, base);
 		return;
 	}
 	/* Major fault: read page @p, and its readahead window, as 4K folios. */
@@ -848,13 +1088,23 @@ static void k_touch(struct run *r, unsigned int p)
 	}
 	if (k->st[p] != K_SWAP || id != p)
 		die("memcg model: faulting page not swapped");
+	base = k->slot[p];
+	keep = k_keep(r, base, 1);
+	if (keep) {
+		/* Read into the swap cache and left there; the PTE's count goes. */
+		sim_cache_add(&r->s, base, 0, false);
+		sim_set_map(&r->s, base, 1, SWAP_HAS_CACHE);
+	} else {
 #ifdef SWAPSIM_ORACLE
-	k->old[p] = k->slot[p];
+		k->old[p] = base;
 #endif
-	k_free_slot(r, k->slot[p]);
+		k_free_slot(r, base);
+	}
 	k->nres++;
 	k->major++;
 	k_map(k, p);
+	if (keep)
+		k_set_kept(r, p, base);
 }
 
 /* MADV_DONTNEED of unit @u (zap_pte_range()), then memset: a new 64K folio. */
@@ -871,6 +1121,8 @@ static void k_dontneed_refill(struct run *r, unsigned int u)
 			base = k->slot[p0];
 			sim_set_map(&r->s, base, UNIT_PAGES, SWAP_HAS_CACHE);
 			sim_cache_del(&r->s, base);
+		} else if (k->st[p0] == K_KEPT) {
+			k_zap_kept(r, id);
 		}
 		lru_del(k, id);
 		k->nres -= UNIT_PAGES;
@@ -878,14 +1130,16 @@ static void k_dontneed_refill(struct run *r, unsigned int u)
 		for (i = 0; i < UNIT_PAGES; ) {
 			unsigned int p = p0 + i;
 
-			if (k->st[p] == K_MAPPED) {
+			if (k_present(k->st[p])) {
+				if (k->st[p] == K_KEPT)
+					k_zap_kept(r, p);
 				lru_del(k, p);
 				k->nres--;
 				i++;
 				continue;
 			}
 			/* A PTE batch: consecutive swap offsets within a cluster. */
-			for (j = i + 1; j < UNIT_PAGES && k->st[p0 + j] != K_MAPPED &&
+			for (j = i + 1; j < UNIT_PAGES && !k_present(k->st[p0 + j]) &&
 			     k->slot[p0 + j] == k->slot[p0 + j - 1] + 1 &&
 			     k->slot[p0 + j] / CS == k->slot[p] / CS; j++)
 				;
@@ -933,34 +1187,50 @@ static void k_pageout(struct run *r)
 		nr_split = 0;
 		for (u = b; u < b + BATCH_UNITS && u < MEM1_UNITS; u++) {
 			if (k->big[u]) {
-				if (k->st[u * UNIT_PAGES] == K_MAPPED)
+				if (k_present(k->st[u * UNIT_PAGES]))
 					k_swapout(r, NPAGES + u, split, &nr_split);
 				continue;
 			}
 			for (p = u * UNIT_PAGES; p < (u + 1) * UNIT_PAGES; p++)
-				if (k->st[p] == K_MAPPED)
+				if (k_present(k->st[p]))
 					k_swapout(r, p, NULL, NULL);
 		}
 		for (i = 0; i < nr_split; i++)
-			if (k->st[split[i]] == K_MAPPED)
+			if (k_present(k->st[split[i]]))
 				k_swapout(r, split[i], NULL, NULL);
 	}
 	if (r->small)
 		for (p = MEM1_PAGES; p < NPAGES; p++)
-			if (k->st[p] == K_MAPPED)
+			if (k_present(k->st[p]))
 				k_swapout(r, p, NULL, NULL);
 }
 
 /*
  * SWAPSIM_VERIFY=1: after each phase, every resident page's folio is on
  * the LRU, the LRU holds as many pages as are resident, and every slot in
- * use belongs to a page or waits in the slots cache.
+ * use belongs to a page or waits in the slots cache.  Each page's slot
+ * reads what its state says: K_SWAP the PTE's count alone, K_CACHE the
+ * count and SWAP_HAS_CACHE, K_KEPT SWAP_HAS_CACHE alone, the slot in the
+ * swap cache and owned by the page's folio in kept_by[]; a mapped page
+ * has no slot.  The swap cache holds exactly the K_CACHE and K_KEPT
+ * pages' slots, kept_by[] exactly the K_KEPT ones, and the device's
+ * place.cache_kept counts every page the model kept (builtin: none).
  */
+static void k_bad_page(const char *where, unsigned int p, int st, unsigned int slot,
+		       unsigned char map, const char *what)
+{
+	fprintf(stderr, "%s: page %u (state %d) slot %u reads %#x: %s\n", where, p, st, slot,
+		map, what);
+	die("memcg model inconsistent");
+}
+
 static void k_verify(struct run *r, const char *where)
 {
 	struct kmodel *k = r->k;
-	unsigned long lru = 0, res = 0, owned = 0;
-	unsigned int id, p;
+	struct sim_dev *sd = &r->s.sd;
+	unsigned long lru = 0, res = 0, owned = 0, cached = 0, kept = 0, kept_by = 0, i;
+	unsigned int id, p, sl;
+	unsigned char map;
 
 	for (id = k->next[LRU_HEAD]; id != LRU_HEAD; id = k->next[id]) {
 		lru += k_size(id);
@@ -979,10 +1249,54 @@ static void k_verify(struct run *r, const char *where)
 				p, k->st[p], k_id(k, p));
 			die("memcg model inconsistent");
 		}
+		sl = k->slot[p];
+		if (k->st[p] == K_MAPPED) {
+			if (sl)
+				k_bad_page(where, p, k->st[p], sl, 0, "mapped, with a slot");
+			continue;
+		}
+		if (!sl || sl >= sd->max)
+			k_bad_page(where, p, k->st[p], sl, 0, "no slot");
+		map = sd->swap_map[sl];
+		switch (k->st[p]) {
+		case K_SWAP:
+			if (map != 1 || sd->cache_base[sl])
+				k_bad_page(where, p, K_SWAP, sl, map, "swapped: not count 1 alone");
+			break;
+		case K_CACHE:
+			cached++;
+			if (map != (1 | SWAP_HAS_CACHE) || !sd->cache_base[sl])
+				k_bad_page(where, p, K_CACHE, sl, map, "cached: not count 1 + cache");
+			break;
+		case K_KEPT:
+			cached++;
+			kept++;
+			if (map != SWAP_HAS_CACHE || !sd->cache_base[sl])
+				k_bad_page(where, p, K_KEPT, sl, map, "kept: not cache only");
+			if (k->kept_by[sl] != k_id(k, p) + 1)
+				k_bad_page(where, p, K_KEPT, sl, map, "kept: not its folio's in kept_by");
+			if (!opt_keep_cache || r->alloc == AL_BUILTIN)
+				k_bad_page(where, p, K_KEPT, sl, map, "kept, nobody asked");
+			break;
+		default:
+			k_bad_page(where, p, k->st[p], sl, map, "unknown state");
+		}
 	}
+	for (i = 0; i < sd->max; i++)
+		kept_by += k->kept_by[i] != 0;
 	if (lru != res || res != k->nres || owned + k->sc_nr + k->ret_nr != r->s.sd.inuse) {
 		fprintf(stderr, "%s: lru %lu res %lu nres %lu owned %lu + %u + %u inuse %lu\n",
 			where, lru, res, k->nres, owned, k->sc_nr, k->ret_nr, r->s.sd.inuse);
+		die("memcg model inconsistent");
+	}
+	if (cached != sd->cached || kept != kept_by ||
+	    k->kept != r->s.dev.place.cache_kept ||
+	    k->kept != k->rewritten + k->kept_zapped + k->kept_reclaimed + kept) {
+		fprintf(stderr, "%s: cached %lu sim %lu; kept %lu kept_by %lu; kept at swap-in"
+			" %lu place.cache_kept %llu; rewritten %lu zapped %lu reclaimed %lu\n",
+			where, cached, sd->cached, kept, kept_by, k->kept,
+			(unsigned long long)r->s.dev.place.cache_kept, k->rewritten,
+			k->kept_zapped, k->kept_reclaimed);
 		die("memcg model inconsistent");
 	}
 }
@@ -997,6 +1311,11 @@ static void k_init(struct run *r)
 	if (!k)
 		die("out of memory");
 	r->k = k;
+	k->kept_by = calloc(r->s.sd.max, sizeof(*k->kept_by));
+	if (!k->kept_by)
+		die("out of memory");
+	r->s.sd.on_free = k_reclaimed;
+	r->s.sd.on_free_arg = r;
 	k->cap = opt_memcg_pages;
 	k->prev[LRU_HEAD] = LRU_HEAD;
 	k->next[LRU_HEAD] = LRU_HEAD;
@@ -1054,6 +1373,8 @@ static void k_iteration(struct run *r)
 /* Give every slot back: the run's end, as the test's exit would. */
 static void k_destroy(struct run *r)
 {
+	r->s.sd.on_free = NULL;
+	free(r->k->kept_by);
 	free(r->k);
 	r->k = NULL;
 }
@@ -1142,14 +1463,26 @@ static void run_test(enum swapin_mode swapin, bool aligned, bool small,
 
 		fprintf(stderr, "%s: order-0 allocations that left holes alone: %llu;"
 			" clusters adopted by order 0: %llu;"
+			" slots kept at swap-in: %llu;"
 			" order 0 from cursor %llu free %llu nonfull %llu frag %llu steal %llu\n",
 			alloc_names[alloc], (unsigned long long)r->s.dev.place.holes_kept,
 			(unsigned long long)r->s.dev.place.adopted,
+			(unsigned long long)r->s.dev.place.cache_kept,
 			(unsigned long long)o0->src[SA_SRC_CURSOR],
 			(unsigned long long)o0->src[SA_SRC_FREE],
 			(unsigned long long)o0->src[SA_SRC_NONFULL],
 			(unsigned long long)o0->src[SA_SRC_FRAG],
 			(unsigned long long)o0->src[SA_SRC_STEAL]);
+		if (r->k)
+			fprintf(stderr, "%s: memcg model: pages kept at swap-in %lu: written back"
+				" to their own slot %lu, zapped %lu, slots freed by the allocator's"
+				" reclaim %lu (%lu by its worker), kept at the end %lu; asked %lu"
+				" times, %lu map reads; reclaim worker runs %lu, map reads %lu\n",
+				alloc_names[alloc], r->k->kept, r->k->rewritten,
+				r->k->kept_zapped, r->k->kept_reclaimed, r->k->worker_kept,
+				r->k->kept - r->k->rewritten - r->k->kept_zapped -
+				r->k->kept_reclaimed, r->k->keep_asked, r->k->keep_reads,
+				r->k->worker_runs, r->k->worker_reads);
 	}
 #ifdef SWAPSIM_ORACLE
 	if (oracle_tries)
@@ -1211,7 +1544,8 @@ static void run_all(enum swapin_mode swapin, int only_mode, unsigned int allocs,
 	printf("# swapin=%s, %lu slots, %u cpu%s, seed=%llu", swapin_name[swapin], slots,
 	       opt_cpus, opt_cpus > 1 ? "s" : "", (unsigned long long)seed);
 	if (swapin == SWAPIN_MEMCG)
-		printf(", memcg %u pages", opt_memcg_pages);
+		printf(", memcg %u pages, keep-cache %s", opt_memcg_pages,
+		       opt_keep_cache ? "on" : "off");
 	printf("\n");
 #ifdef SWAPSIM_ORACLE
 	printf("# oracle build: antifrag's 4K pages of mem1 go back to the slot they left\n");
@@ -1299,20 +1633,25 @@ static void run_all(enum swapin_mode swapin, int only_mode, unsigned int allocs,
 	}
 	if (!quiet) {
 		printf("# allocation cost: swap-map reads and ns per committed allocation;\n"
-		       "# run: mean pages per run of consecutive offsets, in allocation order\n");
+		       "# run: mean pages per run of consecutive offsets, in allocation order;\n"
+		       "# left: pages not swapped out (no slot) per iteration, steady state\n");
 		for (m = 0; m < NR_MODES; m++) {
 			if (only_mode >= 0 && (unsigned int)only_mode != m)
 				continue;
 			printf("%-7s", modes[m].name);
 			for (p = 0; p < NR_ALLOCS; p++) {
-				unsigned long nr;
+				unsigned long nr, left = 0;
 
 				if (!pct[m][p])
 					continue;
 				nr = pct[m][p][0].allocs ? pct[m][p][0].allocs : 1;
-				printf(" %s %.1f reads %.0f ns run %.1f", alloc_names[p],
+				for (it = from - 1; it < iterations; it++)
+					left += pct[m][p][it].stuck;
+				printf(" %s %.1f reads %.0f ns run %.1f left %.1f", alloc_names[p],
 				       (double)pct[m][p][0].map_reads / nr,
-				       (double)pct[m][p][0].alloc_ns / nr, pct[m][p][0].mean_run);
+				       (double)pct[m][p][0].alloc_ns / nr, pct[m][p][0].mean_run,
+				       iterations >= from ?
+				       (double)left / (iterations - from + 1) : 0);
 			}
 			printf("\n");
 		}
@@ -1595,6 +1934,9 @@ static void usage(const char *argv0)
 		"  --swapin S    whole (default), 4k, both, or memcg (the kernel model:\n"
 		"                swap cache, readahead, slots cache, a memory cgroup)\n"
 		"  --memcg-pages N  pages the memcg model lets the test hold (default 7168)\n"
+		"  --keep-cache on|off  memcg: ask swapalloc_keep_cache() at swap-in, as\n"
+		"                patch 0010's hook does (default on, off in the oracle\n"
+		"                build; builtin never keeps)\n"
 		"  --cpus N      the task moves among N CPUs, once per 2 MiB batch (default 1)\n"
 		"  --record F    write the run's allocations and frees to F as a trace\n"
 		"  -q            only the steady-state table\n", argv0, argv0);
@@ -1614,6 +1956,7 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "memcg-pages", required_argument, NULL, 'M' },
+		{ "keep-cache", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -1665,6 +2008,11 @@ int main(int argc, char **argv)
 			opt_memcg_pages = strtoul(optarg, NULL, 0);
 			if (opt_memcg_pages < 1024)
 				usage(argv[0]);
+			break;
+		case 'K':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				usage(argv[0]);
+			opt_keep_cache = !strcmp(optarg, "on");
 			break;
 		case 'S':
 			seed = strtoull(optarg, NULL, 0);

@@ -1085,6 +1085,116 @@ static void test_antifrag_full_holes_in_a_row(void)
 	T_EQ(holes_in_a_row(SA_PLACE_DEFAULT), 2 * CS + 5);
 }
 
+/*
+ * swapalloc_keep_cache() (module/place.c), asked by patch 0010's hook in
+ * do_swap_page() before it frees a swapped-in folio's swap cache.  The
+ * device: cluster 0 full since the bind, cluster 1 full of 64K entries,
+ * the rest free (@max slots; with @prefill_last the last cluster in use
+ * too).  The swap-in of the folio of @nr slots at @off is as the kernel
+ * asks about it: the folio in the swap cache and the PTEs' count gone,
+ * SWAP_HAS_CACHE only.  Asked under the device lock, as the kernel does.
+ */
+static struct sim *keep_setup(unsigned long max, bool prefill_last,
+			      enum swapalloc_placement placement)
+{
+	struct sim *s = new_sim_nobind(max, SA_POLICY_PERCPU, false);
+	unsigned long i;
+
+	sim_prefill(s, 1, CS - 1, 1);
+	if (prefill_last)
+		sim_prefill(s, max - CS, CS, 1);
+	s->dev.placement = placement;
+	sim_bind(s);
+	for (i = 0; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), CS + i * 16);
+	T_EQ(CL(s, 1)->order, 4);
+	return s;
+}
+
+static bool swapin_keep(struct sim *s, unsigned long off, int order)
+{
+	bool keep;
+
+	make_cache_only(s, off, order, order, false);
+	sim_lock(&s->sd);
+	keep = swapalloc_keep_cache(&s->dev, off, 1U << order);
+	sim_unlock(&s->sd);
+	return keep;
+}
+
+/* The default placement never keeps. */
+static void test_keep_cache_default_placement(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_DEFAULT);
+
+	T_EQ(swapin_keep(s, CS + 5, 0), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
+/* A slot of an order-0 cluster is no block's hole: not kept. */
+static void test_keep_cache_order0_cluster(void)
+{
+	struct sim *s = new_sim_nobind(6 * CS, SA_POLICY_PERCPU, false);
+	unsigned long i;
+
+	sim_prefill(s, 1, CS - 1, 1);
+	s->dev.placement = SA_PLACE_ANTIFRAG;
+	sim_bind(s);
+	for (i = 0; i < 16; i++)
+		T_EQ(alloc_ok(s, 0), CS + i);
+	T_EQ(CL(s, 1)->order, 0);
+	T_EQ(swapin_keep(s, CS + 5, 0), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
+/* The last slot in use of its 64K block: freeing it frees the block. */
+static void test_keep_cache_rest_of_block_free(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+
+	sim_free(s, CS, 5);
+	sim_free(s, CS + 6, 10);
+	T_EQ(swapin_keep(s, CS + 5, 0), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
+/*
+ * One 4K page of a 64K entry, with room: kept while any other slot of
+ * its block is in use, here only the one at CS + 9; a 32K folio of the
+ * next block too.  cache_kept counts the slots.
+ */
+static void test_keep_cache_single_slot_in_used_block(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+
+	sim_free(s, CS, 5);
+	sim_free(s, CS + 6, 3);
+	sim_free(s, CS + 10, 6);
+	T_EQ(swapin_keep(s, CS + 5, 0), true);
+	T_EQ(s->dev.place.cache_kept, 1);
+	T_EQ(swapin_keep(s, CS + 16, 3), true);
+	T_EQ(s->dev.place.cache_kept, 1 + 8);
+	T_EQ(CL(s, 1)->count, CS - 14);
+}
+
+/* Nearly full (512 free slots at the bind, none now): nothing is kept. */
+static void test_keep_cache_not_roomy(void)
+{
+	struct sim *s = keep_setup(3 * CS, true, SA_PLACE_ANTIFRAG);
+
+	T_EQ(swapin_keep(s, CS + 5, 0), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
+/* A folio as large as its block (a whole 64K entry) is never kept. */
+static void test_keep_cache_whole_block(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+
+	T_EQ(swapin_keep(s, CS + 16, 4), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
 static void test_swapoff_fails_without_looping(void)
 {
 	struct sim *s = range_reclaim_setup(4, false);
@@ -2045,6 +2155,12 @@ static const struct t_case cases[] = {
 	T_CASE(test_antifrag_leaves_holes),
 	T_CASE(test_antifrag_adopts_emptiest),
 	T_CASE(test_antifrag_full_holes_in_a_row),
+	T_CASE(test_keep_cache_default_placement),
+	T_CASE(test_keep_cache_order0_cluster),
+	T_CASE(test_keep_cache_rest_of_block_free),
+	T_CASE(test_keep_cache_single_slot_in_used_block),
+	T_CASE(test_keep_cache_not_roomy),
+	T_CASE(test_keep_cache_whole_block),
 	T_CASE(test_swapoff_fails_without_looping),
 	T_CASE(test_swapoff_during_reclaim),
 	T_CASE(test_rotational_sequential),
