@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The guest side of make bench (bench/run boots one guest per repetition
-# and runs this in it).  Each case runs with the builtin allocator and with
-# swapalloc in this boot, interleaved: odd boots builtin first, even boots
-# swapalloc first.  Every run gets a freshly made swap device.  Raw figures
-# go to /mnt/out/raw/*.tsv (bench/report.py reads them), one row per
-# iteration or per run; problems are FAIL lines, as in a guest suite.
+# and runs this in it).  Each case runs with every allocator of
+# BENCH_ALLOCATORS in this boot, interleaved: odd boots in their order, even
+# boots in reverse (by default builtin first, then swapalloc first).  Every
+# run gets a freshly made swap device.  Raw figures go to /mnt/out/raw/*.tsv
+# (bench/report.py reads them), one row per iteration or per run, with the
+# allocator's name; problems are FAIL lines, as in a guest suite.
 #
 # Environment (bench/run sets it):
 #   BENCH_BOOT    repetition number, 1...
@@ -15,6 +16,9 @@
 #                 thp-rot72-memcg cost tput-zram tput-ssd
 #   BENCH_ITER    iterations of thp_swap_allocator_test (at most 100)
 #   BENCH_MODES   its modes: a none as s (-a, none, -a -s, -s)
+#   BENCH_ALLOCATORS  of: builtin, swapalloc (swapalloc.ko, its defaults),
+#                 swapalloc-antifrag (swapalloc.ko placement=antifrag)
+#                 (default "builtin swapalloc")
 #   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
 #   BENCH_WORKERS worker counts for cost and throughput (default "1 2")
 #   BENCH_KO      swapalloc.ko built for this kernel
@@ -37,7 +41,10 @@ stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 raw=/mnt/out/raw
 mkdir -p "$raw"
 
-if [ $((boot % 2)) -eq 1 ]; then allocs="builtin swapalloc"; else allocs="swapalloc builtin"; fi
+allocs=
+for a in ${BENCH_ALLOCATORS:-builtin swapalloc}; do
+	if [ $((boot % 2)) -eq 1 ]; then allocs+="${allocs:+ }$a"; else allocs="$a${allocs:+ }$allocs"; fi
+done
 [ "$iters" -ge 1 ] && [ "$iters" -le 100 ] || { fail "BENCH_ITER" "must be 1-100, not $iters"; finish; }
 
 hdr() {	# hdr FILE COLUMNS...: a TSV with this header unless it exists
@@ -66,30 +73,49 @@ hdr tput.tsv boot case allocator folio workers bytes out_s in_s fallback_pct res
 mthp_enable 64
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
 
-# use ALLOC: swapalloc.ko loaded (binds devices at swapon) or not.
+# use ALLOC: swapalloc.ko loaded with ALLOC's parameters (binds devices at
+# swapon), or not loaded for builtin.  A module loaded with other
+# parameters (placement, read back from sysfs) is unloaded first.
 use() {
-	local loaded=0
-	grep -q '^swapalloc ' /proc/modules && loaded=1
-	if [ "$1" = swapalloc ] && [ $loaded -eq 0 ]; then
-		insmod "$ko" || { fail "insmod $ko"; return 1; }
-	elif [ "$1" = builtin ] && [ $loaded -eq 1 ]; then
+	local have=builtin args=()
+	case $1 in
+	builtin|swapalloc) ;;
+	swapalloc-antifrag) args=(placement=antifrag) ;;
+	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag)"; return 1 ;;
+	esac
+	if grep -q '^swapalloc ' /proc/modules; then
+		have=swapalloc
+		[ "$(cat /sys/module/swapalloc/parameters/placement 2>/dev/null)" != antifrag ] ||
+			have=swapalloc-antifrag
+	fi
+	[ "$have" != "$1" ] || return 0
+	if [ "$have" != builtin ]; then
 		rmmod swapalloc || { fail "rmmod swapalloc"; return 1; }
+	fi
+	if [ "$1" != builtin ]; then
+		insmod "$ko" "${args[@]}" || { fail "insmod $ko${args[*]:+ ${args[*]}}"; return 1; }
 	fi
 	return 0
 }
 
-# owner_ok ALLOC DEV: the device is bound to ALLOC (debugfs devices table).
+# owner_ok ALLOC DEV: the device is bound to ALLOC (debugfs devices table:
+# its owner, swapalloc for every swapalloc-*, and for swapalloc-antifrag
+# its placement).
 owner_ok() {
-	local want=$1 dev=${2##*/} got
+	local want=$1 dev=${2##*/} got place
 	[ "$want" = builtin ] && ! grep -q '^swapalloc ' /proc/modules && return 0
 	got=$(awk -v d="$dev" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$1 == d { print $c["owner"] }' "$dbg/devices")
-	[ "$got" = "$want" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
+	[ "$got" = "${want%%-*}" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
+	[ "$want" = swapalloc-antifrag ] || return 0
+	place=$(awk -v d="$dev" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$1 == d && ("placement" in c) { print $c["placement"] }' "$dbg/devices")
+	[ "$place" = antifrag ] || { fail "$dev bound to $want" "placement is '${place:-none}'"; return 1; }
 }
 
 # check_ok ALLOC DEV CASE: swapalloc's invariants hold after a run.
 check_ok() {
-	[ "$1" = swapalloc ] || return 0
+	[ "$1" != builtin ] || return 0
 	local c
 	# sa_check (tests/lib/guest.sh, issue 9) runs the full check; older
 	# trees ran it on every read of check.
@@ -98,7 +124,7 @@ check_ok() {
 	else
 		c=$(cat "$dbg/${2##*/}/check")
 	fi
-	[ "$c" = ok ] || fail "$3 swapalloc: invariants" "$c"
+	[ "$c" = ok ] || fail "$3 $1: invariants" "$c"
 }
 
 # swap_dev KIND: a freshly made, active swap device for KIND; prints it.
@@ -172,7 +198,7 @@ seq_stop() {
 		/tmp/seq.txt >> "$raw/seq.tsv"
 }
 
-# thp_case CASE KIND MEMCG: upstream's tool in each mode, both allocators.
+# thp_case CASE KIND MEMCG: upstream's tool in each mode, every allocator.
 thp_case() {
 	local c=$1 kind=$2 memcg=$3 a m dev flags log pid n t0 t1 traced=0
 	[ -x "$thp" ] || { fail "$c" "no $thp"; return; }
@@ -223,7 +249,7 @@ thp_case() {
 	done
 }
 
-# tput_case CASE KIND: swaptput per folio size and worker count, both allocators.
+# tput_case CASE KIND: swaptput per folio size and worker count, every allocator.
 tput_case() {
 	local c=$1 kind=$2 f w a dev out0 fb0 out fb line rc
 	for f in 4k 64k; do
@@ -258,7 +284,8 @@ tput_case() {
 }
 
 # cost_case: ns per allocation from bench/alloc-cost.bt, 4K (order 0) and
-# 64K (order 4) folios, per worker count, on 512 MiB zram.
+# 64K (order 4) folios, per worker count, on 512 MiB zram.  Its maps are
+# named builtin_* and swapalloc_*; every swapalloc-* run fills swapalloc_*.
 cost_case() {
 	local w a dev f i
 	for w in $workers_list; do
@@ -267,7 +294,7 @@ cost_case() {
 			dev=$(swap_dev zram512) || { fail "cost $a: swap device"; continue; }
 			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
 			# Without the module loaded its function cannot be probed: builtin probes only.
-			if [ $a = builtin ]; then
+			if [ "$a" = builtin ]; then
 				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc$/,/^}$/d; /clear(@s\(start\|order\))/d' \
 					"$SWAPALLOC_TOP/bench/alloc-cost.bt" > /tmp/cost.bt
 			else
@@ -287,13 +314,14 @@ cost_case() {
 			sleep 2
 			bpftrace_stop $btpid || true
 			btpid=
-			# @builtin_n[4]: 123, @builtin_sum_ns[4]: 456, @builtin_hist_ns[4]: and its buckets
-			awk -v b="$boot" -v w="$w" -v raw="$raw" '
+			# @builtin_n[4]: 123, @builtin_sum_ns[4]: 456, @builtin_hist_ns[4]: and its buckets;
+			# the rows of the swapalloc_* maps are named after this run's allocator.
+			awk -v b="$boot" -v w="$w" -v raw="$raw" -v a="$a" '
 				function unit(s) { return s ~ /K$/ ? 1024 : s ~ /M$/ ? 1048576 : s ~ /G$/ ? 1073741824 : 1 }
 				/^@(builtin|swapalloc)_(n|sum_ns|hist_ns)\[/ {
 					t = $0; gsub(/[\[\]:_@]/, " ", t)
 					split(t, p, " ")	# builtin n 4 ...  or  builtin sum ns 4 ...
-					o = p[3] == "ns" ? p[4] : p[3]; key = p[1] "\t" o
+					o = p[3] == "ns" ? p[4] : p[3]; key = (p[1] == "swapalloc" ? a : p[1]) "\t" o
 					hk = ""
 					if ($0 ~ /_n\[/) n[key] = $2
 					else if ($0 ~ /_sum_ns\[/) s[key] = $2
@@ -307,7 +335,7 @@ cost_case() {
 				/tmp/cost.txt
 			cp /tmp/cost.txt "$raw/bt-cost-boot$boot-$a-x$w.txt"
 			cp /tmp/cost.err "$raw/bt-cost-boot$boot-$a-x$w.err"
-			if grep -q "^@${a}_n\[" /tmp/cost.txt; then
+			if grep -q "^@${a%%-*}_n\[" /tmp/cost.txt; then
 				pass "cost $a x$w"
 			else
 				fail "cost $a x$w: allocations traced" "$(grep -v 'not traceable' /tmp/cost.err | head -c 300)"

@@ -13,6 +13,15 @@ Every figure is given per allocator as the median and the min-max over
 the boots (repetitions), with n, and as the ratio of the medians
 swapalloc/builtin.  Steady state of thp_swap_allocator_test: the mean of
 iterations N/2+1..N of a run of N iterations (51-100 for the full 100).
+
+Allocators are named in the raw tables' allocator column (BENCH_ALLOCATORS):
+builtin and swapalloc always have their columns and JSON keys ("builtin",
+"swapalloc", "ratio" of swapalloc/builtin).  When the data has others
+(swapalloc-antifrag), every table gets a column group for each swapalloc
+allocator present (median [min-max], ratio to builtin) and every plot a
+line or bar; results.json then lists them in "allocators", and each figure
+has a key per allocator and "ratios" (each allocator's median over
+builtin's).
 """
 import collections
 import json
@@ -23,6 +32,13 @@ import subprocess
 import sys
 
 ALLOCS = ("builtin", "swapalloc")
+# Allocators known to BENCH_ALLOCATORS, in the order of their columns (any
+# other name in the data comes after them); what the report says they are.
+ALLOC_ORDER = ["builtin", "swapalloc", "swapalloc-antifrag"]
+ALLOC_WHAT = {"swapalloc-antifrag": "swapalloc.ko loaded with `placement=antifrag`"}
+# Plot colours per allocator in column order: line, band.
+COLOURS = [("#ca0020", "#f4a582"), ("#0571b0", "#92c5de"), ("#008837", "#a6dba0"),
+           ("#7b3294", "#c2a5cf"), ("#e66101", "#fdb863")]
 MODE_FLAGS = {"a": "-a", "none": "none", "as": "-a -s", "s": "-s"}
 MODE_ORDER = ["a", "none", "as", "s"]
 CASES = {
@@ -74,14 +90,33 @@ def spread(values):
             "n": len(values), "values": values}
 
 
-def figure(kind, key, unit, per_boot, extra=None):
-    """per_boot: {alloc: [value per boot]} -> one figure with spread and ratio."""
+def alloc_key(a):
+    return (ALLOC_ORDER.index(a), "") if a in ALLOC_ORDER else (len(ALLOC_ORDER), a)
+
+
+def columns(present):
+    """The allocators the tables and plots show, given those in the data:
+    builtin and swapalloc, as always; with others, builtin and every one
+    present."""
+    if all(a in ALLOCS for a in present):
+        return list(ALLOCS)
+    return ["builtin"] + sorted((a for a in present if a != "builtin"), key=alloc_key)
+
+
+def med_ratio(b, s):
+    return (s["median"] / b["median"]) if b and s and b["median"] else None
+
+
+def figure(kind, key, unit, per_boot, extra=None, allocs=ALLOCS):
+    """per_boot: {alloc: [value per boot]} -> one figure with spread and ratio
+    (and, when allocs has more than builtin and swapalloc, ratios)."""
     f = {"kind": kind, "unit": unit}
     f.update(key)
-    for a in ALLOCS:
+    for a in list(ALLOCS) + [a for a in allocs if a not in ALLOCS]:
         f[a] = spread(per_boot[a]) if per_boot.get(a) else None
-    b, s = f["builtin"], f["swapalloc"]
-    f["ratio"] = (s["median"] / b["median"]) if b and s and b["median"] else None
+    f["ratio"] = med_ratio(f["builtin"], f["swapalloc"])
+    if list(allocs) != list(ALLOCS):
+        f["ratios"] = {a: med_ratio(f["builtin"], f[a]) for a in allocs if a != "builtin"}
     if extra:
         f.update(extra)
     return f
@@ -99,32 +134,34 @@ def analyse(d):
     meta = read_meta(os.path.join(d, "meta.txt"))
     figs = []
     series = {}	# (case, mode) -> {alloc: {boot: {iteration: pct}}}
+    tsv = {t: read_tsv(os.path.join(raw, t + ".tsv")) for t in ("thp", "seq", "cost", "cost-hist", "tput")}
+    allocs = columns(set(r["allocator"] for rows in tsv.values() for r in rows))
 
     runs = collections.defaultdict(lambda: collections.defaultdict(dict))
-    for r in read_tsv(os.path.join(raw, "thp.tsv")):
+    for r in tsv["thp"]:
         k = (r["case"], r["mode"])
         runs[k].setdefault(r["allocator"], {}).setdefault(r["boot"], {})[int(r["iteration"])] = float(r["fallback_pct"])
     for (c, m), by_alloc in sorted(runs.items(), key=lambda kv: (list(CASES).index(kv[0][0]) if kv[0][0] in CASES else 99, MODE_ORDER.index(kv[0][1]))):
         series[(c, m)] = by_alloc
-        per_boot = {a: [steady(it) for _, it in sorted(by_alloc.get(a, {}).items())] for a in ALLOCS}
+        per_boot = {a: [steady(it) for _, it in sorted(by_alloc.get(a, {}).items())] for a in allocs}
         n = max(max(it) for a in by_alloc.values() for it in a.values())
         figs.append(figure("thp_fallback", {"case": c, "mode": m}, "% of 64K folios", per_boot,
-                           {"iterations": n, "steady": "mean of iterations %d-%d" % (n // 2 + 1, n)}))
+                           {"iterations": n, "steady": "mean of iterations %d-%d" % (n // 2 + 1, n)}, allocs))
 
     seq = collections.defaultdict(lambda: collections.defaultdict(list))
     seqmax = collections.defaultdict(lambda: collections.defaultdict(list))
-    for r in read_tsv(os.path.join(raw, "seq.tsv")):
+    for r in tsv["seq"]:
         runs_n = int(r["runs"])
         if runs_n:
             seq[(r["case"], r["mode"])][r["allocator"]].append(int(r["written_kib"]) / runs_n / 4)
             seqmax[(r["case"], r["mode"])][r["allocator"]].append(int(r["max_run_kib"]) / 4)
     for (c, m) in sorted(seq, key=lambda k: (k[0], MODE_ORDER.index(k[1]))):
-        figs.append(figure("write_run", {"case": c, "mode": m}, "pages (4 KiB)", seq[(c, m)]))
-        figs.append(figure("write_run_max", {"case": c, "mode": m}, "pages (4 KiB)", seqmax[(c, m)]))
+        figs.append(figure("write_run", {"case": c, "mode": m}, "pages (4 KiB)", seq[(c, m)], allocs=allocs))
+        figs.append(figure("write_run_max", {"case": c, "mode": m}, "pages (4 KiB)", seqmax[(c, m)], allocs=allocs))
 
     cost = collections.defaultdict(lambda: collections.defaultdict(list))
     counts = collections.defaultdict(lambda: collections.defaultdict(int))
-    for r in read_tsv(os.path.join(raw, "cost.tsv")):
+    for r in tsv["cost"]:
         n = int(r["count"])
         if n:
             k = (int(r["order"]), int(r["workers"]))
@@ -132,14 +169,14 @@ def analyse(d):
             counts[k][r["allocator"]] += n
     for k in sorted(cost):
         figs.append(figure("alloc_ns", {"order": k[0], "workers": k[1]}, "ns per allocation", cost[k],
-                           {"allocations": dict(counts[k])}))
+                           {"allocations": dict(counts[k])}, allocs))
     hist = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(int)))
-    for r in read_tsv(os.path.join(raw, "cost-hist.tsv")):
+    for r in tsv["cost-hist"]:
         hist[(int(r["order"]), int(r["workers"]))][r["allocator"]][int(r["bucket_ns"])] += int(r["count"])
 
     tput = collections.defaultdict(lambda: collections.defaultdict(list))
     tfb = collections.defaultdict(lambda: collections.defaultdict(list))
-    for r in read_tsv(os.path.join(raw, "tput.tsv")):
+    for r in tsv["tput"]:
         gib = int(r["bytes"]) / 2**30
         for ph in ("out", "in"):
             t = float(r[ph + "_s"])
@@ -148,11 +185,11 @@ def analyse(d):
         tfb[(r["case"], r["folio"], int(r["workers"]))][r["allocator"]].append(float(r["fallback_pct"]))
     for k in sorted(tput, key=lambda k: (k[0], k[1] != "4k", k[2], k[3] != "out")):
         figs.append(figure("throughput", {"case": k[0], "folio": k[1], "workers": k[2], "direction": k[3]},
-                           "GiB/s", tput[k]))
+                           "GiB/s", tput[k], allocs=allocs))
     for k in sorted(tfb, key=lambda k: (k[0], k[1] != "4k", k[2])):
         if k[1] == "64k":
             figs.append(figure("tput_fallback", {"case": k[0], "folio": k[1], "workers": k[2]},
-                               "% of 64K folios", tfb[k]))
+                               "% of 64K folios", tfb[k], allocs=allocs))
 
     status = {}
     sp = os.path.join(raw, "status.txt")
@@ -167,7 +204,7 @@ def analyse(d):
             fails += ["%s: %s" % (b, l.strip()) for l in open(ol, errors="replace") if l.startswith("FAIL")]
         if status[b] and not any(f.startswith(b + ":") for f in fails):
             fails.append("%s: guest exited with status %d (see %s/%s.log)" % (b, status[b], d, b))
-    return meta, figs, series, hist, fails
+    return meta, figs, series, hist, fails, allocs
 
 
 def fmt(v, unit):
@@ -190,66 +227,75 @@ def cell(s, unit):
     return "%s [%s-%s] (n=%d)" % (fmt(s["median"], unit), fmt(s["min"], unit), fmt(s["max"], unit), s["n"])
 
 
-def ratio(f):
-    return "-" if f["ratio"] is None else "%.2f" % f["ratio"]
+def ratio(f, a="swapalloc"):
+    r = f["ratio"] if a == "swapalloc" else f.get("ratios", {}).get(a)
+    return "-" if r is None else "%.2f" % r
 
 
-def tables(meta, figs):
+def cells(f, allocs):
+    """builtin's cell, then each other allocator's cell and ratio."""
+    return " | ".join([cell(f.get("builtin"), f["unit"])] +
+                      ["%s | %s" % (cell(f.get(a), f["unit"]), ratio(f, a)) for a in allocs if a != "builtin"])
+
+
+def tables(meta, figs, allocs=ALLOCS):
     """The Markdown tables, shared by the report and README."""
     out = []
     by = collections.defaultdict(list)
     for f in figs:
         by[f["kind"]].append(f)
-    hdr = "| builtin median [min-max] | swapalloc median [min-max] | swapalloc/builtin |"
+    hdr = "| builtin median [min-max] | " + " | ".join(
+        "%s median [min-max] | %s/builtin" % (a, a) for a in allocs if a != "builtin") + " |"
+
+    def sep(n):	# the separator line of a table with n columns before the allocators'
+        return "|" + "---|" * (n + 2 * len(allocs) - 1)
     if by["thp_fallback"]:
         n = by["thp_fallback"][0]["iterations"]
         out.append("**64K fallback %%** of upstream's `tools/mm/thp_swap_allocator_test` "
                    "(steady state: mean of iterations %d-%d of %d; %s kernel):\n" % (n // 2 + 1, n, n, meta.get("flavor", "?")))
         out.append("| device | mode " + hdr)
-        out.append("|---|---|---|---|---|")
+        out.append(sep(2))
         for f in by["thp_fallback"]:
-            out.append("| %s | `%s` | %s | %s | %s |" % (CASES.get(f["case"], f["case"]), MODE_FLAGS[f["mode"]],
-                       cell(f["builtin"], f["unit"]), cell(f["swapalloc"], f["unit"]), ratio(f)))
+            out.append("| %s | `%s` | %s |" % (CASES.get(f["case"], f["case"]), MODE_FLAGS[f["mode"]], cells(f, allocs)))
         out.append("")
     if by["write_run"]:
         out.append("**Swap write runs** on rotational disks (`bpftrace/sequentiality.bt`, block-layer writes "
                    "during the runs above): mean and longest run of consecutive swap offsets, in 4 KiB pages:\n")
         out.append("| device | mode | figure " + hdr)
-        out.append("|---|---|---|---|---|---|")
+        out.append(sep(3))
         mx = {(f["case"], f["mode"]): f for f in by["write_run_max"]}
         for f in by["write_run"]:
             for name, g in (("mean run", f), ("longest run", mx.get((f["case"], f["mode"])))):
                 if g:
-                    out.append("| %s | `%s` | %s | %s | %s | %s |" % (CASES.get(f["case"], f["case"]), MODE_FLAGS[f["mode"]], name,
-                               cell(g["builtin"], g["unit"]), cell(g["swapalloc"], g["unit"]), ratio(g)))
+                    out.append("| %s | `%s` | %s | %s |" % (CASES.get(f["case"], f["case"]), MODE_FLAGS[f["mode"]], name,
+                               cells(g, allocs)))
         out.append("")
     if by["alloc_ns"]:
         out.append("**Allocation cost**, ns per allocated entry (`bench/alloc-cost.bt`: kprobe to kretprobe of "
                    "`cluster_alloc_swap_entry` / `swapalloc_alloc`, probe overhead included; 512 MiB zram, "
                    "%s per folio size; %s kernel):\n" % (meta.get("cost_size", "?"), meta.get("flavor", "?")))
-        out.append("| order | workers " + hdr + " allocations traced (builtin / swapalloc) |")
-        out.append("|---|---|---|---|---|---|")
+        out.append("| order | workers " + hdr + " allocations traced (%s) |" % " / ".join(allocs))
+        out.append(sep(3))
         for f in by["alloc_ns"]:
             a = f.get("allocations", {})
-            out.append("| %d | %d | %s | %s | %s | %s / %s |" % (f["order"], f["workers"], cell(f["builtin"], f["unit"]),
-                       cell(f["swapalloc"], f["unit"]), ratio(f), a.get("builtin", 0), a.get("swapalloc", 0)))
+            out.append("| %d | %d | %s | %s |" % (f["order"], f["workers"], cells(f, allocs),
+                       " / ".join(str(a.get(x, 0)) for x in allocs)))
         out.append("")
     if by["throughput"]:
         out.append("**Swap throughput**, GiB/s (`bench/swaptput`: %s per run, swap-out until every page left "
                    "memory, swap-in by touching each page; %s kernel):\n" % (meta.get("tput_size", "?"), meta.get("flavor", "?")))
         out.append("| device | folio | workers | direction " + hdr)
-        out.append("|---|---|---|---|---|---|---|")
+        out.append(sep(4))
         for f in by["throughput"]:
-            out.append("| %s | %s | %d | swap-%s | %s | %s | %s |" % (CASES.get(f["case"], f["case"]), f["folio"], f["workers"],
-                       f["direction"], cell(f["builtin"], f["unit"]), cell(f["swapalloc"], f["unit"]), ratio(f)))
+            out.append("| %s | %s | %d | swap-%s | %s |" % (CASES.get(f["case"], f["case"]), f["folio"], f["workers"],
+                       f["direction"], cells(f, allocs)))
         out.append("")
     if by["tput_fallback"]:
         out.append("64K fallback % during the 64K throughput runs:\n")
         out.append("| device | workers " + hdr)
-        out.append("|---|---|---|---|---|")
+        out.append(sep(2))
         for f in by["tput_fallback"]:
-            out.append("| %s | %d | %s | %s | %s |" % (CASES.get(f["case"], f["case"]), f["workers"],
-                       cell(f["builtin"], f["unit"]), cell(f["swapalloc"], f["unit"]), ratio(f)))
+            out.append("| %s | %d | %s |" % (CASES.get(f["case"], f["case"]), f["workers"], cells(f, allocs)))
         out.append("")
     return "\n".join(out)
 
@@ -267,26 +313,48 @@ def terminal():
     return "pngcairo size 800,480 font ',10'" if "pngcairo" in (p.stdout + p.stderr) else "png size 800,480"
 
 
-def plots(d, meta, figs, series, hist):
+def colour(allocs, a):
+    """An allocator's (line, band) colours: builtin red, swapalloc blue, as
+    ever, and the same for an allocator whatever the others in the run."""
+    i = ALLOC_ORDER.index(a) if a in ALLOC_ORDER else len(ALLOC_ORDER) + allocs.index(a)
+    return COLOURS[i % len(COLOURS)]
+
+
+def bars(allocs, width):
+    """gnuplot's plot items of a histogram, one per allocator, each taking
+    width columns (median, or median min max) after the label."""
+    items = []
+    for i, a in enumerate(allocs):
+        cols = ":".join(str(2 + width * i + j) for j in range(width)) + (":xtic(1)" if i == 0 else "")
+        items.append("using %s lc rgb '%s' title '%s'" % (cols, colour(allocs, a)[0], a))
+    return items
+
+
+def plots(d, meta, figs, series, hist, allocs=ALLOCS):
     pd = os.path.join(d, "plots")
     os.makedirs(pd, exist_ok=True)
     term = terminal()
     made = []
     title = "%s (%s), %s" % (meta.get("release", "?"), meta.get("flavor", "?"), meta.get("date", ""))
 
-    # Fallback % per iteration: median over boots, min-max band, both allocators.
+    # Fallback % per iteration: median over boots, min-max band, every allocator.
     for (c, m), by_alloc in series.items():
         n = max(max(it) for a in by_alloc.values() for it in a.values())
         name = "fallback-%s-%s" % (c, m)
         with open(os.path.join(pd, name + ".dat"), "w") as f:
-            f.write("# iteration builtin_median min max swapalloc_median min max\n")
+            f.write("# iteration%s\n" % "".join(" %s_median min max" % a for a in allocs))
             for i in range(1, n + 1):
                 cols = [str(i)]
-                for a in ALLOCS:
+                for a in allocs:
                     v = [it[i] for it in by_alloc.get(a, {}).values() if i in it]
                     cols += ["%.2f" % statistics.median(v), "%.2f" % min(v), "%.2f" % max(v)] if v else ["NaN"] * 3
                 f.write(" ".join(cols) + "\n")
         nb = max(len(a) for a in by_alloc.values())
+        items = []
+        for i, a in enumerate(allocs):
+            line, band = colour(allocs, a)
+            items += ["using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.4 notitle" % (3 * i + 3, 3 * i + 4, band),
+                      "using 1:%d with lines lw 2 lc rgb '%s' title '%s'" % (3 * i + 2, line, a)]
         gnuplot("""set terminal %s
 set output '%s.png'
 set title "64K fallback per iteration: %s, mode %s\\n{/*0.8 %s; median of %d boot(s), band: min-max}"
@@ -295,22 +363,19 @@ set ylabel 'fallback %% of 64K folios'
 set yrange [-2:102]
 set key outside bottom center horizontal
 set grid
-plot '%s.dat' using 1:3:4 with filledcurves fc rgb '#f4a582' fs transparent solid 0.4 notitle, \\
-     '' using 1:2 with lines lw 2 lc rgb '#ca0020' title 'builtin', \\
-     '' using 1:6:7 with filledcurves fc rgb '#92c5de' fs transparent solid 0.4 notitle, \\
-     '' using 1:5 with lines lw 2 lc rgb '#0571b0' title 'swapalloc'
-""" % (term, name, CASES.get(c, c), MODE_FLAGS[m], title, nb, name), pd)
+plot '%s.dat' %s
+""" % (term, name, CASES.get(c, c), MODE_FLAGS[m], title, nb, name, ", \\\n     '' ".join(items)), pd)
         made.append(name + ".png")
 
-    # Steady-state summary: one bar pair per device and mode.
+    # Steady-state summary: one bar per allocator, per device and mode.
     thp = [f for f in figs if f["kind"] == "thp_fallback"]
     if thp:
         with open(os.path.join(pd, "fallback-summary.dat"), "w") as f:
-            f.write("# label builtin min max swapalloc min max\n")
+            f.write("# label%s\n" % "".join(" %s min max" % a for a in allocs))
             for g in thp:
                 cols = ['"%s %s"' % (g["case"].replace("thp-", ""), MODE_FLAGS[g["mode"]])]
-                for a in ALLOCS:
-                    s = g[a]
+                for a in allocs:
+                    s = g.get(a)
                     cols += ["%.2f %.2f %.2f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
                 f.write(" ".join(cols) + "\n")
         gnuplot("""set terminal %s
@@ -324,9 +389,8 @@ set style fill solid 0.8 border -1
 set xtics rotate by -35 left
 set key outside right top
 set grid ytics
-plot 'fallback-summary.dat' using 2:3:4:xtic(1) lc rgb '#ca0020' title 'builtin', \\
-     '' using 5:6:7 lc rgb '#0571b0' title 'swapalloc'
-""" % (term, thp[0]["steady"], title), pd)
+plot 'fallback-summary.dat' %s
+""" % (term, thp[0]["steady"], title, ", \\\n     '' ".join(bars(allocs, 3))), pd)
         made.append("fallback-summary.png")
 
     # Latency histograms: share of allocations per log2 bucket.
@@ -336,11 +400,11 @@ plot 'fallback-summary.dat' using 2:3:4:xtic(1) lc rgb '#ca0020' title 'builtin'
         if not buckets:
             continue
         with open(os.path.join(pd, name + ".dat"), "w") as f:
-            f.write("# bucket_ns builtin_pct swapalloc_pct\n")
-            tot = {a: sum(by_alloc.get(a, {}).values()) or 1 for a in ALLOCS}
+            f.write("# bucket_ns%s\n" % "".join(" %s_pct" % a for a in allocs))
+            tot = {a: sum(by_alloc.get(a, {}).values()) or 1 for a in allocs}
             for b in buckets:
                 lab = "%dK" % (b // 1024) if b >= 1024 else str(b)
-                f.write('"%s" %s\n' % (lab, " ".join("%.3f" % (100.0 * by_alloc.get(a, {}).get(b, 0) / tot[a]) for a in ALLOCS)))
+                f.write('"%s" %s\n' % (lab, " ".join("%.3f" % (100.0 * by_alloc.get(a, {}).get(b, 0) / tot[a]) for a in allocs)))
         gnuplot("""set terminal %s
 set output '%s.png'
 set title "ns per allocation, order %d, %d worker(s)\\n{/*0.8 %s; log2 buckets, all boots}"
@@ -351,8 +415,8 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set key outside right top
 set grid ytics
-plot '%s.dat' using 2:xtic(1) lc rgb '#ca0020' title 'builtin', '' using 3 lc rgb '#0571b0' title 'swapalloc'
-""" % (term, name, order, w, title, name), pd)
+plot '%s.dat' %s
+""" % (term, name, order, w, title, name, ", '' ".join(bars(allocs, 1))), pd)
         made.append(name + ".png")
 
     # Throughput bars per device.
@@ -360,13 +424,13 @@ plot '%s.dat' using 2:xtic(1) lc rgb '#ca0020' title 'builtin', '' using 3 lc rg
     for c in sorted(set(f["case"] for f in tp)):
         name = "throughput-%s" % c
         with open(os.path.join(pd, name + ".dat"), "w") as f:
-            f.write("# label builtin min max swapalloc min max\n")
+            f.write("# label%s\n" % "".join(" %s min max" % a for a in allocs))
             for g in tp:
                 if g["case"] != c:
                     continue
                 cols = ['"%s x%d %s"' % (g["folio"], g["workers"], g["direction"])]
-                for a in ALLOCS:
-                    s = g[a]
+                for a in allocs:
+                    s = g.get(a)
                     cols += ["%.4f %.4f %.4f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
                 f.write(" ".join(cols) + "\n")
         gnuplot("""set terminal %s
@@ -380,20 +444,30 @@ set style fill solid 0.8 border -1
 set xtics rotate by -35 left
 set key outside right top
 set grid ytics
-plot '%s.dat' using 2:3:4:xtic(1) lc rgb '#ca0020' title 'builtin', '' using 5:6:7 lc rgb '#0571b0' title 'swapalloc'
-""" % (term, name, CASES.get(c, c), title, name), pd)
+plot '%s.dat' %s
+""" % (term, name, CASES.get(c, c), title, name, ", '' ".join(bars(allocs, 3))), pd)
         made.append(name + ".png")
     return made
+
+
+def sentence(s):
+    return s[:1].upper() + s[1:]
+
+
+def what(allocs):
+    """What the allocators other than builtin and swapalloc are, a sentence
+    each (empty without them)."""
+    return "".join("`%s`: %s.  " % (a, ALLOC_WHAT[a]) for a in allocs if a in ALLOC_WHAT)
 
 
 def report(d):
     d = os.path.abspath(d)
     if not os.path.exists(os.path.join(d, "meta.txt")):
         die("%s has no meta.txt (not a bench/run results directory)" % d)
-    meta, figs, series, hist, fails = analyse(d)
+    meta, figs, series, hist, fails, allocs = analyse(d)
     if not figs:
         fails.append("no figures: every case failed")
-    made = plots(d, meta, figs, series, hist)
+    made = plots(d, meta, figs, series, hist, allocs)
     md = ["# swapalloc benchmark, %s" % meta.get("date", "?"), ""]
     if meta.get("label"):
         md += ["**%s**" % meta["label"], ""]
@@ -403,19 +477,28 @@ def report(d):
                     ("host_cpus", "host CPUs"), ("host_cpu", "host CPU"), ("boots", "boots (repetitions)"),
                     ("iterations", "thp_swap_allocator_test iterations"), ("cases", "cases"), ("date", "date")):
         md.append("| %s | %s |" % (name, meta.get(k, "?")))
-    md += ["", "Builtin and swapalloc ran in the same boot, interleaved (odd boots builtin first), each run "
-           "on a freshly made swap device.  Cells: median [min-max] over boots (n); the ratio is "
-           "swapalloc's median over builtin's.  Raw data: `raw/` (per iteration and per run); plots: "
-           "`plots/`.", ""]
+    if allocs == list(ALLOCS):
+        md += ["", "Builtin and swapalloc ran in the same boot, interleaved (odd boots builtin first), each run "
+               "on a freshly made swap device.  Cells: median [min-max] over boots (n); the ratio is "
+               "swapalloc's median over builtin's.  Raw data: `raw/` (per iteration and per run); plots: "
+               "`plots/`.", ""]
+    else:
+        md += ["", "%s ran in the same boot, interleaved (odd boots in the order of `BENCH_ALLOCATORS`, even "
+               "boots in reverse; `raw/meta-boot*.txt` has each boot's order), each run on a freshly made swap "
+               "device.  %sCells: median [min-max] over boots (n); each ratio is that allocator's median over "
+               "builtin's.  Raw data: `raw/` (per iteration and per run); plots: `plots/`." %
+               (sentence(" and ".join([", ".join(allocs[:-1]), allocs[-1]])), what(allocs)), ""]
     if fails:
         md += ["## Failures", ""] + ["- %s" % f for f in fails] + [""]
-    md += ["## Tables", "", tables(meta, figs), "## Plots", ""]
+    md += ["## Tables", "", tables(meta, figs, allocs), "## Plots", ""]
     md += ["![%s](plots/%s)" % (p[:-4], p) for p in made]
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     rel = os.path.relpath(d, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     res = {"meta": meta, "dir": rel, "report": rel + "/report.md",
            "plots": [rel + "/plots/" + p for p in made], "failures": fails, "figures": figs}
+    if allocs != list(ALLOCS):
+        res["allocators"] = allocs
     with open(os.path.join(d, "results.json"), "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -439,13 +522,18 @@ def readme(path, jpath):
                   meta.get("accel", "?").upper(), meta.get("vcpus", "?"), meta.get("boots", "?"),
                   meta.get("commit", "?"), (" " + meta["label"].rstrip(".") + ".") if meta.get("label") else "", base, base))
     lines.append("")
+    # Runs with more allocators than builtin and swapalloc list them.
+    allocs = res.get("allocators", list(ALLOCS))
+    if what(allocs):
+        lines.append(what(allocs).rstrip())
+        lines.append("")
     if res.get("failures"):
         lines.append("Failures in this run: " + "; ".join(res["failures"]))
         lines.append("")
-    lines.append(tables(meta, res["figures"]))
+    lines.append(tables(meta, res["figures"], allocs))
     summ = [p for p in res["plots"] if p.endswith("fallback-summary.png")]
     if summ:
-        lines.append("![64K fallback, builtin vs swapalloc](%s)" % summ[0])
+        lines.append("![64K fallback, builtin vs %s](%s)" % (" vs ".join(a for a in allocs if a != "builtin"), summ[0]))
         lines.append("")
     lines.append(END)
     a, rest = text.split(BEGIN, 1)

@@ -4,10 +4,12 @@
 # make bench, smoke run: one boot of the make check kernel (not the perf
 # one: nothing more to build), one case (upstream's thp_swap_allocator_test
 # on the 64 MiB rotational disk, mode -a, 4 iterations, sequentiality.bt
-# watching), into a scratch results directory.  Asserts that the report,
-# the JSON and the plots are produced and that the figures parse and agree:
-# builtin 100 % fallback there, swapalloc far below, each write run figure
-# present.  About 2 minutes under TCG.
+# watching) with builtin, swapalloc and swapalloc-antifrag, into a scratch
+# results directory.  Asserts that the report, the JSON and the plots are
+# produced and that the figures parse and agree: builtin 100 % fallback
+# there, swapalloc far below, swapalloc-antifrag a percentage with its own
+# column, each write run figure present.  About 2 minutes under TCG (the
+# third allocator is one more run of 4 iterations).
 # The results stay in build/bench-smoke/; SMOKE_RESULTS=DIR checks such a
 # directory again (or a doctored copy) without a guest.
 set -euo pipefail
@@ -21,6 +23,7 @@ else
 	mkdir -p "$res"
 	rc=0
 	BENCH_RESULTS=$res BENCH_BOOTS=1 BENCH_ITER=4 BENCH_MODES=a BENCH_CASES=thp-rot64 \
+		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag" \
 		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
 		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
 	cat "$res/run.log"
@@ -41,6 +44,8 @@ d = os.path.join(res, os.path.basename(j["dir"]))
 for k in ("release", "flavor", "commit", "accel", "vcpus", "date"):
     check(j["meta"].get(k), "meta has %s (%s)" % (k, j["meta"].get(k)))
 check(not j["failures"], "no failures: %s" % j["failures"])
+AF = "swapalloc-antifrag"
+check(j.get("allocators") == ["builtin", "swapalloc", AF], "allocators listed (%s)" % j.get("allocators"))
 
 figs = {(f["kind"], f.get("case"), f.get("mode")): f for f in j["figures"]}
 f = figs.get(("thp_fallback", "thp-rot64", "a"))
@@ -52,15 +57,23 @@ if f:
     check(b and b["median"] == 100.0, "builtin falls back 100 %% on the rotational disk (%s)" % (b and b["median"]))
     check(s and 0 <= s["median"] < 50, "swapalloc far below (%s)" % (s and s["median"]))
     check(s and b and b["median"] and abs(f["ratio"] - s["median"] / b["median"]) < 1e-9, "ratio is swapalloc/builtin")
+    af = f.get(AF)
+    check(af and af["n"] == 1 and 0 <= af["median"] <= 100, "%s: one boot, a percentage (%s)" % (AF, af and af["median"]))
+    r = f.get("ratios", {})
+    check(af and b and b["median"] and AF in r and abs(r[AF] - af["median"] / b["median"]) < 1e-9,
+          "ratios has %s/builtin" % AF)
 w = figs.get(("write_run", "thp-rot64", "a"))
-check(w and w["builtin"] and w["swapalloc"] and w["builtin"]["median"] > 0 and w["swapalloc"]["median"] > 0,
-      "mean write run, both allocators (sequentiality.bt)")
+check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc", AF)),
+      "mean write run, every allocator (sequentiality.bt)")
 
 rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
-check(len(rows) == 8 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 8 iterations, percentages")
+check(len(rows) == 12 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 3 x 4 iterations, percentages")
+check(sorted(set(r[2] for r in rows)) == ["builtin", "swapalloc", AF], "raw/thp.tsv: allocators named")
 
 rep = open(os.path.join(d, "report.md")).read()
 check("| 64 MiB rotational virtio disk | `-a` | 100.00 (n=1) |" in rep, "report.md table row with the builtin figure")
+hdr = "| swapalloc/builtin | %s median [min-max] | %s/builtin |" % (AF, AF)
+check(hdr in rep, "report.md has the %s columns" % AF)
 check(j["meta"]["release"] in rep and j["meta"]["commit"] in rep, "report.md names release and commit")
 for p in ("fallback-thp-rot64-a.png", "fallback-summary.png"):
     path = os.path.join(d, "plots", p)
@@ -77,6 +90,7 @@ import report
 report.readme(readme, os.path.join(res, "latest.json"))
 text = open(readme).read()
 check("| 64 MiB rotational virtio disk | `-a` | 100.00 (n=1) |" in text, "README section generated")
+check(hdr in text, "README section has the %s columns" % AF)
 check(text.count(report.BEGIN) == 1 and text.count(report.END) == 1, "README markers kept")
 sys.exit(1 if bad else 0)
 EOF
