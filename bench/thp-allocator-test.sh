@@ -10,6 +10,7 @@
 #   rotational   64 MiB virtio disk with queue/rotational = 1
 #   ssd-memcg    64 MiB non-rotational virtio disk, the tool in a 32M memcg
 #   ssd72-memcg  the same on a 72 MiB disk
+#   ssd72-discard  the same with swapon --discard=pages
 # THP_TEST_ALLOCATORS="swapalloc" skips the builtin runs; it may also name
 # swapalloc-antifrag (the module with placement=antifrag).  THP_TEST_MODES
 # ("none s"), THP_TEST_ITERATIONS (100) and THP_TEST_TIMEOUT (7200 s, the
@@ -28,7 +29,7 @@ make -s -C "$top/tests/tools" >/dev/null
 out=$(mktemp -d /tmp/swapalloc-bench.XXXXXX)
 rc=0
 SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout "${THP_TEST_TIMEOUT:-7200}" --out "$out" \
-	--disk rot0:64M --disk ssd0:64M --disk ssd1:72M \
+	--disk rot0:64M --disk ssd0:64M --disk ssd1:72M --disk ssd2:72M \
 	--env THP_TEST_DEVICES="$devices" \
 	--env THP_TEST_ALLOCATORS="${THP_TEST_ALLOCATORS:-builtin swapalloc}" \
 	--env THP_TEST_ITERATIONS="${THP_TEST_ITERATIONS:-100}" \
