@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The patched mm/swapfile.c builds, without a warning, with
+# The patched mm/swapfile.c and mm/memory.c build, without a warning, with
 # CONFIG_SWAP_ALLOC_HOOK off: a distribution that applies patches/ and
 # leaves the option off gets the kernel it had.  The guest kernel has the
 # option on, so this compiles the tree's mm/swapfile.c once more with the
@@ -42,3 +42,27 @@ fi
 grep -q ' T get_swap_pages$' "$tmp/syms" ||
 	{ echo "FAIL: no get_swap_pages in the object"; exit 1; }
 echo "mm/swapfile.c builds cleanly with CONFIG_SWAP_ALLOC_HOOK off"
+
+# mm/memory.c asks the hook at swap-in (patch 0010): with the option off
+# it builds without a warning and calls nothing of the hook's (the stub
+# in mm/swap.h), while the tree's own object, built with it on, does.
+cmdfile=$tree/mm/.memory.o.cmd
+cmd=$(sed -n 's/^savedcmd_mm\/memory.o := //p' "$cmdfile" | cut -d';' -f1)
+[ -n "$cmd" ] || { echo "FAIL: no compile command in $cmdfile"; exit 1; }
+cmd=$(sed -e 's/-Wp,-MMD,[^ ]*//' -e "s| -o mm/memory.o | -o $tmp/memory.o -include $tmp/hook-off.h |" <<<"$cmd")
+grep -q -- "-include $tmp/hook-off.h" <<<"$cmd" || { echo "FAIL: could not rewrite the mm/memory.c command"; exit 1; }
+rc=0
+(cd "$tree" && eval "$cmd") >"$tmp/log" 2>&1 || rc=$?
+cat "$tmp/log"
+[ $rc -eq 0 ] || { echo "FAIL: mm/memory.c does not build with CONFIG_SWAP_ALLOC_HOOK off"; exit 1; }
+if grep -q 'warning:' "$tmp/log"; then
+	echo "FAIL: mm/memory.c warns with CONFIG_SWAP_ALLOC_HOOK off"; exit 1
+fi
+nm "$tmp/memory.o" > "$tmp/syms"
+nm "$tree/mm/memory.o" > "$tmp/syms-on"
+grep -q 'swap_alloc_keep_swapcache' "$tmp/syms-on" ||
+	{ echo "FAIL: the tree's mm/memory.o does not call swap_alloc_keep_swapcache"; exit 1; }
+if grep -q 'swap_alloc_keep_swapcache' "$tmp/syms"; then
+	echo "FAIL: mm/memory.o calls swap_alloc_keep_swapcache with the option off"; exit 1
+fi
+echo "mm/memory.c builds cleanly with CONFIG_SWAP_ALLOC_HOOK off and asks no module"
