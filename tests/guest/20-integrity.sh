@@ -152,7 +152,7 @@ d=${ssd##*/}
 if echo antifrag > "$dbg/$d/policy" && grep -q '\[antifrag\]' "$dbg/$d/policy"; then
 	pass "ssd virtio: policy antifrag"
 	kept0=$(place_col "$d" cache_kept)
-	run "swapalloc ssd virtio antifrag: 64K folios" 64k $size
+	run "swapalloc ssd virtio antifrag: 64K folios" 64k $base
 	kept=$(( $(place_col "$d" cache_kept) - kept0 ))
 	[ "$kept" -gt 0 ] && pass "ssd virtio antifrag: slots kept at swap-in ($kept)" ||
 		fail "ssd virtio antifrag: slots kept at swap-in" "cache_kept +$kept: $(cat "$dbg/$d/place")"
