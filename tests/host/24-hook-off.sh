@@ -18,22 +18,27 @@ grep -q '^CONFIG_SWAP_ALLOC_HOOK=y' "$tree/.config" ||
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 echo '#undef CONFIG_SWAP_ALLOC_HOOK' > "$tmp/hook-off.h"
-# Only the compiler: what follows the first ';' (objtool) works on the
-# tree's own object.
-cmd=$(sed -n 's/^savedcmd_mm\/swapfile.o := //p' "$cmdfile" | cut -d';' -f1)
-[ -n "$cmd" ] || { echo "FAIL: no compile command in $cmdfile"; exit 1; }
-# Drop the dependency output, write the object elsewhere, and undefine the
-# option after kconfig.h (later -include files are read later).
-cmd=$(sed -e 's/-Wp,-MMD,[^ ]*//' -e "s| -o mm/swapfile.o | -o $tmp/swapfile.o -include $tmp/hook-off.h |" <<<"$cmd")
-grep -q -- "-include $tmp/hook-off.h" <<<"$cmd" || { echo "FAIL: could not rewrite the command"; exit 1; }
+# hook_off NAME: compile mm/NAME.c once more with the option off, into
+# $tmp/NAME.o; fail on an error or a warning.  Only the compiler: what
+# follows the first ';' (objtool) works on the tree's own object.
+hook_off() {
+	local f=$1 cmd rc=0
+	cmd=$(sed -n "s/^savedcmd_mm\/$f.o := //p" "$tree/mm/.$f.o.cmd" | cut -d';' -f1)
+	[ -n "$cmd" ] || { echo "FAIL: no compile command in $tree/mm/.$f.o.cmd"; exit 1; }
+	# Drop the dependency output, write the object elsewhere, and undefine
+	# the option after kconfig.h (later -include files are read later).
+	cmd=$(sed -e 's/-Wp,-MMD,[^ ]*//' -e "s| -o mm/$f.o | -o $tmp/$f.o -include $tmp/hook-off.h |" <<<"$cmd")
+	grep -q -- "-include $tmp/hook-off.h" <<<"$cmd" ||
+		{ echo "FAIL: could not rewrite the mm/$f.c command"; exit 1; }
+	(cd "$tree" && eval "$cmd") >"$tmp/log" 2>&1 || rc=$?
+	cat "$tmp/log"
+	[ $rc -eq 0 ] || { echo "FAIL: mm/$f.c does not build with CONFIG_SWAP_ALLOC_HOOK off"; exit 1; }
+	if grep -q 'warning:' "$tmp/log"; then
+		echo "FAIL: mm/$f.c warns with CONFIG_SWAP_ALLOC_HOOK off"; exit 1
+	fi
+}
 
-rc=0
-(cd "$tree" && eval "$cmd") >"$tmp/log" 2>&1 || rc=$?
-cat "$tmp/log"
-[ $rc -eq 0 ] || { echo "FAIL: mm/swapfile.c does not build with CONFIG_SWAP_ALLOC_HOOK off"; exit 1; }
-if grep -q 'warning:' "$tmp/log"; then
-	echo "FAIL: mm/swapfile.c warns with CONFIG_SWAP_ALLOC_HOOK off"; exit 1
-fi
+hook_off swapfile
 # The hook really was off: none of its exported symbols is in the object.
 nm "$tmp/swapfile.o" > "$tmp/syms"	# not piped: grep -q would SIGPIPE nm
 if grep -q 'swap_alloc_register' "$tmp/syms"; then
@@ -46,18 +51,7 @@ echo "mm/swapfile.c builds cleanly with CONFIG_SWAP_ALLOC_HOOK off"
 # mm/memory.c asks the hook at swap-in (patch 0010): with the option off
 # it builds without a warning and calls nothing of the hook's (the stub
 # in mm/swap.h), while the tree's own object, built with it on, does.
-cmdfile=$tree/mm/.memory.o.cmd
-cmd=$(sed -n 's/^savedcmd_mm\/memory.o := //p' "$cmdfile" | cut -d';' -f1)
-[ -n "$cmd" ] || { echo "FAIL: no compile command in $cmdfile"; exit 1; }
-cmd=$(sed -e 's/-Wp,-MMD,[^ ]*//' -e "s| -o mm/memory.o | -o $tmp/memory.o -include $tmp/hook-off.h |" <<<"$cmd")
-grep -q -- "-include $tmp/hook-off.h" <<<"$cmd" || { echo "FAIL: could not rewrite the mm/memory.c command"; exit 1; }
-rc=0
-(cd "$tree" && eval "$cmd") >"$tmp/log" 2>&1 || rc=$?
-cat "$tmp/log"
-[ $rc -eq 0 ] || { echo "FAIL: mm/memory.c does not build with CONFIG_SWAP_ALLOC_HOOK off"; exit 1; }
-if grep -q 'warning:' "$tmp/log"; then
-	echo "FAIL: mm/memory.c warns with CONFIG_SWAP_ALLOC_HOOK off"; exit 1
-fi
+hook_off memory
 nm "$tmp/memory.o" > "$tmp/syms"
 nm "$tree/mm/memory.o" > "$tmp/syms-on"
 grep -q 'swap_alloc_keep_swapcache' "$tmp/syms-on" ||
