@@ -33,7 +33,7 @@ SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout "${THP_T
 	--env THP_TEST_DEVICES="$devices" \
 	--env THP_TEST_ALLOCATORS="${THP_TEST_ALLOCATORS:-builtin swapalloc}" \
 	--env THP_TEST_ITERATIONS="${THP_TEST_ITERATIONS:-100}" \
-	--env THP_TEST_MODES="${THP_TEST_MODES:-}" \
+	--env THP_TEST_MODES="${THP_TEST_MODES:-a none as s}" \
 	-- "$top/tests/guest/40-thp-allocator-test.sh" | grep -E '^# (steady|  |[a-z])|^(PASS|FAIL)' || rc=$?
 mkdir -p "$top/bench/results"
 dst=$top/bench/results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv

@@ -27,6 +27,7 @@
 # really full), no OOM kill.
 #
 # vm: --mem 1G --disk ssd72:72M --disk dsc0:128M --timeout 900
+# stress-vm: --timeout 2700
 . "$(dirname "$0")/../lib/guest.sh"
 
 t=${SWAPALLOC_KERNEL_TREE:-}/tools/mm/thp_swap_allocator_test
