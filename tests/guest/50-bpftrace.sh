@@ -3,11 +3,10 @@
 #
 # The bpftrace scripts against workloads with known answers: each script's
 # output must show what its workload produces, not merely start.  Also:
-# every script parses (bpftrace -d), the builtin cluster_alloc_swap_entry()
-# kprobe fires (patched kernel), and bpftrace/run refuses a script whose
-# module is missing with the fix.  Every script in bpftrace/ must be
-# started here (a script that does not parse never prints its BEGIN line);
-# host/23-bpftrace-scripts runs bpftrace/run's own options.  Captured outputs are kept in
+# bpftrace/run refuses a script whose module is missing with the fix.
+# Every script in bpftrace/ must be started here (a script that does not
+# parse never prints its BEGIN line); host/23-bpftrace-scripts runs
+# bpftrace/run's own options.  Captured outputs are kept in
 # results/bpftrace/ of the VM output (tests/run copies it to build/results).
 #
 # vm: --mem 1G --disk rot0:256M --timeout 900
@@ -102,17 +101,9 @@ order4_ok() {
 mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 zram=$(setup_zram 256M) || { fail "setup_zram 256M"; finish; }
 
-# --- without the module: the builtin allocator is visible, our scripts refuse
-bpftrace -e 'kprobe:cluster_alloc_swap_entry { @hits[arg1] = count(); }' \
-	> "$out/builtin-kprobe.txt" 2>&1 &
-btpid=$!
-sleep 5
-work 64M 64k
-stop
-hits=$(awk -F': ' '/^@hits\[4\]/ { print $2 }' "$out/builtin-kprobe.txt")
-[ "${hits:-0}" -gt 0 ] && pass "infrastructure: kprobe on builtin cluster_alloc_swap_entry fires (order 4: $hits)" ||
-	fail "infrastructure: kprobe on builtin cluster_alloc_swap_entry fires" "$(tail -n 3 "$out/builtin-kprobe.txt")"
-
+# --- without the module our scripts refuse.  That a bpftrace kprobe on the
+# builtin cluster_alloc_swap_entry() fires is 10-kprobe's test, and
+# alloc-latency's builtin histogram below.
 if "$bt/run" alloc-latency.bt > /tmp/missing.txt 2>&1; then
 	fail "missing module: refused with the fix" "it ran"
 else
@@ -197,21 +188,48 @@ else
 	fi
 fi
 
-# --- fallback: failures on a full device
+# --- fallback, reclaim-discard and sequentiality, attached together once
+# (each bpftrace takes 10-30 s to attach under TCG), then three workloads
+# one after the other, each on its own device:
+#  1. a full device (16M zram): fallback.bt's failures through the device
+#     filter, all of them for the full device's name and none for another
+#     name; reclaim-discard.bt, filtered to it, sees the reclaim passes of a
+#     device filled with 64K and then with 4K folios;
+#  2. zram0 swapped on with --discard=pages: reclaim-discard.bt, filtered
+#     to zram0, sees clusters discarded;
+#  3. a rotational disk: sequentiality.bt, filtered to its major:minor,
+#     sees long write runs.
 must swapoff "$zram"
 small=$(setup_zram 16M) || fail "setup_zram 16M"
-# The same failures through the device filter: all of them for the full
-# device's name, none for another name.  reclaim-discard.bt, filtered to
-# the full device, watches the same device fill with 64K and then with 4K
-# folios: the reclaim passes of a full device.
+rot=$(find_disk rot0) || fail "find_disk rot0"
 launch fallback-other fallback.bt zram9
 launch fallback-full fallback.bt "${small##*/}"
 launch reclaim-full reclaim-discard.bt "${small##*/}"
-attached fallback-other fallback-full reclaim-full
+launch reclaim-discard reclaim-discard.bt zram0
+launch sequentiality sequentiality.bt $(tr ':' ' ' < "/sys/block/${rot##*/}/dev")
+attached fallback-other fallback-full reclaim-full reclaim-discard sequentiality
+
 work 96M 64k
 work 64M 4k
 sleep 1
-stop fallback-full fallback-other reclaim-full
+must swapoff "$small"
+
+must eval 'echo 1 > /sys/block/zram0/reset'
+must eval 'echo 256M > /sys/block/zram0/disksize'
+must mkswap /dev/zram0 > /dev/null
+must swapon --discard=pages /dev/zram0
+work 128M 64k
+sleep 2
+c=$(sa_check zram0)
+[ "$c" = ok ] && pass "discard device: invariants" || fail "discard device: invariants" "$c"
+must swapoff /dev/zram0
+
+must set_rotational "$rot" 1
+must mkswap "$rot" > /dev/null && must swapon "$rot"
+work 96M 64k
+stop fallback-full fallback-other reclaim-full reclaim-discard sequentiality
+must swapoff "$rot"
+
 n=$(grep -c "^[0-9].* swapalloc ${small##*/} .* 4 " "$out/fallback-full.txt" || true)
 [ "$n" -gt 0 ] && pass "fallback ${small##*/}: order-4 failures with occupancy on a full device ($n)" ||
 	fail "fallback ${small##*/}: order-4 failures with occupancy on a full device" "$(tail -n 3 "$out/fallback-full.txt")"
@@ -222,38 +240,15 @@ grep -q '^Tracing' "$out/fallback-other.txt" && [ "$n" -eq 0 ] &&
 r=$(awk '$1 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' "$out/reclaim-full.txt")
 [ "$r" -gt 0 ] && pass "reclaim-discard: $r reclaim passes on a full device" ||
 	fail "reclaim-discard: reclaim passes on a full device" "$(tail -n 5 "$out/reclaim-full.txt")"
-must swapoff "$small"
-
-# --- reclaim-discard: discards on a --discard device
-must eval 'echo 1 > /sys/block/zram0/reset'
-must eval 'echo 256M > /sys/block/zram0/disksize'
-must mkswap /dev/zram0 > /dev/null
-must swapon --discard=pages /dev/zram0
-start reclaim-discard reclaim-discard.bt
-work 128M 64k
-sleep 2
-stop
-c=$(sa_check zram0)
-[ "$c" = ok ] && pass "discard device: invariants" || fail "discard device: invariants" "$c"
 d=$(awk '$1 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$out/reclaim-discard.txt")
 [ "$d" -gt 0 ] && pass "reclaim-discard: $d clusters discarded on a discard device" ||
 	fail "reclaim-discard: clusters discarded on a discard device" "$(tail -n 5 "$out/reclaim-discard.txt")"
-must swapoff /dev/zram0
-
-# --- sequentiality: long write runs on a rotational disk with swapalloc
-rot=$(find_disk rot0) || fail "find_disk rot0"
-must set_rotational "$rot" 1
-must mkswap "$rot" > /dev/null && must swapon "$rot"
-start sequentiality sequentiality.bt $(tr ':' ' ' < "/sys/block/${rot##*/}/dev")
-work 96M 64k
-stop
 longest=$(awk -F': ' '/^@max_run_kib\[/ { if ($2 + 0 > m) m = $2 + 0 } END { print m + 0 }' \
 	"$out/sequentiality.txt")
 note "sequentiality: longest write run $longest KiB"
 [ "$longest" -ge 1024 ] &&
 	pass "sequentiality: write runs of 1 MiB and more on the rotational disk" ||
 	fail "sequentiality: write runs of 1 MiB and more on the rotational disk" "$(head -c 600 "$out/sequentiality.txt")"
-must swapoff "$rot"
 
 must rmmod swapalloc
 
