@@ -150,7 +150,10 @@ must swapon "$f3"
 [ "$(row "$n3" owner)" = builtin ] && grep -qs '\[builtin\]' "$dbg/$n3/policy" &&
 	pass "a file devices= does not name stays builtin" ||
 	fail "a file devices= does not name stays builtin" "row '$(row "$n3")'"
-if must swapoff "$f1"; then
+if [ "$(row "$n1" owner)" != swapalloc ]; then
+	fail "swapoff of a bound file removes its row and directory" "$n1 was not bound before its swapoff"
+	must swapoff "$f1" || true
+elif must swapoff "$f1"; then
 	[ -z "$(row "$n1")" ] && [ ! -e "$dbg/$n1" ] &&
 		pass "swapoff of a bound file removes its row and directory" ||
 		fail "swapoff of a bound file removes its row and directory" "row '$(row "$n1")'"
