@@ -999,6 +999,10 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 	unsigned int i, o, l, next;
 	int cpu, err;
 
+	/* A device bound without its clusters (a failed init let through). */
+	if (dev->nr_clusters != DIV_ROUND_UP(dev->max, SA_CLUSTER_SLOTS))
+		return sa_violation(buf, len, "%u clusters for %lu slots",
+				    dev->nr_clusters, dev->max);
 	memset(dev->scratch, 0, dev->nr_clusters * sizeof(*dev->scratch));
 	for (l = 0; l < SA_NR_LISTS; l++) {
 		for (o = 0; o < SA_NR_ORDERS; o++) {

@@ -238,6 +238,7 @@ sweep_insmod() {
 		"and ${FAULT_LOADER_POINTS:-0} of the loader's failed in turn: $tried_n calls, $inj faults injected," \
 		"$ok loaded anyway ($builtin_left devices left builtin), $errs refused (${!outcome[*]};" \
 		"$wq in alloc_workqueue()), $((SECONDS - t0)) s"
+	[ $inj -gt 0 ] || bad "insmod, $kind: the sweep injects faults" "no fault injected"
 	[ $problems -eq $p0 ] && pass "insmod, each $kind allocation point of the module's init and bind ($((lo + 1))-$P) failed in turn: a clean outcome every time"
 	unset outcome; declare -gA outcome
 }
@@ -299,6 +300,7 @@ sweep_swapon() {
 	total_injected=$((total_injected + inj))
 	note "swapon, $kind: $((n - 1)) points, $inj faults injected: $ok swapped on" \
 		"($left left builtin), $errs refused (${!outcome[*]}), $((SECONDS - t0)) s"
+	[ $inj -gt 0 ] || bad "swapon, $kind: the sweep injects faults" "no fault injected"
 	[ $problems -eq $p0 ] && pass "swapon with swapalloc loaded, each of $((n - 1)) $kind allocation points failed in turn: a clean outcome every time"
 	unset outcome; declare -gA outcome
 	state_ok "rmmod after the swapon sweep"

@@ -181,7 +181,9 @@ if [ ! -x "$sim" ]; then
 else
 	# si->max: /proc/swaps leaves out the header page.
 	slots=$(awk -v d="$zram" '$1 == d { print $3 / 4 + 1 }' /proc/swaps)
-	if "$sim" --trace "$out/recorder.txt" --slots "$slots" > "$out/swapsim-replay.txt" 2>&1; then
+	if [ "$n" -eq 0 ]; then
+		fail "swapsim replays the recorded trace" "the recorder's trace is empty"
+	elif "$sim" --trace "$out/recorder.txt" --slots "$slots" > "$out/swapsim-replay.txt" 2>&1; then
 		pass "swapsim replays the recorded trace"
 	else
 		fail "swapsim replays the recorded trace" "$(tail -n 3 "$out/swapsim-replay.txt")"
