@@ -88,8 +88,11 @@ churn=$!
   done ) &
 modchurn=$!
 
-# check of every bound device while all that runs.
+# check of every bound device while all that runs.  Each device must be
+# checked at least once per minute of load (at least once in all): a loop
+# starved by slow binds or skipping devices would otherwise pass on nothing.
 checks=0
+declare -A nchk=()
 while [ $SECONDS -lt $end ]; do
 	for c in "$dbg"/*/check; do
 		[ -e "$c" ] || continue
@@ -98,6 +101,7 @@ while [ $SECONDS -lt $end ]; do
 		res=$(sa_check "$d" 2>&1)
 		[ -e "$c" ] || continue		# unbound meanwhile
 		checks=$((checks + 1))
+		nchk[$d]=$((${nchk[$d]:-0} + 1))
 		[ "$res" = ok ] || echo "check $d: $res" >> /tmp/stress.fail
 	done
 	sleep 1
@@ -126,6 +130,18 @@ elif [ $wrc -ne 0 ] || [ "$mism" -ne 0 ]; then
 	fail "stress: $secs s of load and churn" "workers: status $wrc, $mism mismatches"
 else
 	pass "stress: $secs s of load and churn, $gib GiB verified, 0 mismatches"
+fi
+want=$((secs / 60))
+[ $want -ge 1 ] || want=1
+few=
+for d in "${devs[@]}"; do
+	n=${nchk[${d##*/}]:-0}
+	[ "$n" -ge $want ] || few="$few ${d##*/}: $n"
+done
+if [ -z "$few" ]; then
+	pass "stress: every device checked under load ($checks checks, at least $want each)"
+else
+	fail "stress: every device checked under load" "fewer than $want checks:$few"
 fi
 for d in "${devs[@]}"; do
 	c=$(sa_check "${d##*/}")
