@@ -30,7 +30,7 @@
 # kept swap cache), with slots kept at swap-in.
 #
 # vm: --mem 1G --disk rot0:64M --disk ssd1:72M --timeout 1200
-# stress-vm: --timeout 3600
+# stress-vm: --timeout 4800
 . "$(dirname "$0")/../lib/guest.sh"
 
 t=${SWAPALLOC_KERNEL_TREE:-}/tools/mm/thp_swap_allocator_test
