@@ -27,10 +27,18 @@
 # swapalloc shows in `devices` must have the cluster count and slot total
 # of its /proc/swaps size, and sa_check must be ok.
 #
+# insmod during a swapoff (found by make stress): A holds 128M of the pages
+# of a process in a 32M memory cgroup (CHURN_SWAPOFF_FILL) and D is swapped
+# on; swapoff A runs (its pages go back to the cgroup, and out to D), and
+# swapalloc is loaded once it has begun.  insmod must return, with C
+# bound, while A still holds pages: before, binding waited for the mutex
+# swapoff holds through try_to_unuse().  The held data must read back.
+#
 # vm: --mem 1G --disk a0:16G --disk b0:128M --disk c0:64M --disk d0:160M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 
 verify=$(tool swapverify) || { fail "swapverify built"; finish; }
+fill=$(tool swapfill) || { fail "swapfill built"; finish; }
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
 tr=/sys/kernel/tracing
@@ -38,6 +46,7 @@ res=/mnt/out/results
 mkdir -p "$res"
 max_lat_ms=${CHURN_MAX_LATENCY_MS:-2000}
 race_secs=${CHURN_RACE_SECS:-20}
+off_fill=${CHURN_SWAPOFF_FILL:-128M}
 
 disk() {
 	local d
@@ -244,6 +253,70 @@ read -r _ short maxl <<<"$(grep '^TOTAL' /tmp/trace.sum)"
 awk -v a="${maxl:-1e9}" -v b="$max_lat_ms" 'BEGIN { exit !(a < b) }' &&
 	pass "longest get_swap_pages under $max_lat_ms ms (${maxl} ms)" ||
 	fail "longest get_swap_pages under $max_lat_ms ms" "${maxl:-?} ms"
+
+# --- (5) insmod while another device is swapped off
+# 6.12's swapoff holds swap_slots_cache_enable_mutex through try_to_unuse().
+# A bind drained the slot caches under that mutex, so an insmod waited in
+# D state for the whole swapoff of another device (make stress: "task
+# insmod blocked for more than 120 seconds").  Here A holds $off_fill of
+# the pages of a process in a 32M memory cgroup, and D is swapped on: A's
+# swapoff brings them back into that cgroup, whose reclaim pushes them out
+# to D again, as under load.  Once swapoff A has begun, swapalloc is
+# loaded: it must be back, with D bound, while A still holds pages.
+phase swapoff-insmod
+ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+swap_used() { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
+must rmmod swapalloc
+must swapoff "$A"
+must swapon "$A"
+offcg=$(memcg swapoff-insmod 32M)
+# Not through a subshell: $! must be swapfill's pid (sh execs it).
+"${in_memcg[@]}" "$offcg" "$fill" -s "$off_fill" -H -V > /tmp/off-fill.log 2>&1 &
+holder=$!
+for _ in $(seq 240); do grep -q holding /tmp/off-fill.log && break; sleep 0.5; done
+must swapon "$D"
+a_used=$(swap_used "$A")
+swap_total() { awk '$1 == "SwapTotal:" { print $2 }' /proc/meminfo; }
+total_kb=$(swap_total)
+note "holder: $(grep swapped /tmp/off-fill.log); $A uses ${a_used:-0} KiB"
+t0=$(ms)
+swapoff "$A" 2>/tmp/off.err &
+offpid=$!
+# swapoff clears SWP_WRITEOK right before it takes the mutex and starts
+# try_to_unuse(): SwapTotal drops from A's size and D's to D's size plus
+# what A still holds (si_swapinfo() counts that in).
+for _ in $(seq 200); do
+	[ "$(swap_total)" -lt "$total_kb" ] && break
+	sleep 0.05
+done
+t1=$(ms)
+insmod "$ko"
+rc=$?
+left=$(swap_used "$A")
+t2=$(ms)
+if kill -0 $offpid 2>/dev/null; then running=yes; else running=no; fi
+wait_bounded 300 $offpid
+orc=$?
+t3=$(ms)
+note "swapoff $A began emptying it after $((t1 - t0)) ms; insmod took $((t2 - t1)) ms (exit $rc)," \
+	"then $A still held ${left:-0} of ${a_used:-0} KiB, swapoff running: $running; swapoff took $((t3 - t0)) ms (exit $orc)"
+if [ $rc -eq 0 ] && [ "${a_used:-0}" -gt 0 ] && [ "${left:-0}" -gt 0 ]; then
+	pass "insmod during swapoff of $A: back while the swapoff still emptied it"
+else
+	fail "insmod during swapoff of $A: back while the swapoff still emptied it" \
+		"insmod exit $rc; $A held ${left:-0} of ${a_used:-0} KiB when insmod returned"
+fi
+[ $orc -eq 0 ] && pass "swapoff of $A with swapalloc loaded meanwhile" ||
+	fail "swapoff of $A with swapalloc loaded meanwhile" "exit $orc: $(cat /tmp/off.err)"
+check_dev "swapoff-insmod" "$D"
+kill -TERM $holder
+if wait_bounded 120 $holder && grep -q ' 0 mismatches' /tmp/off-fill.log; then
+	pass "swapoff-insmod: held data reads back right ($(tail -n 1 /tmp/off-fill.log))"
+else
+	fail "swapoff-insmod: held data reads back right" "$(tail -n 1 /tmp/off-fill.log)"
+fi
+must swapoff "$D"
+
 rmmod swapalloc || fail "final rmmod"
 # The kernel's own figure, where it gives one ("swap: swapalloc allocates
 # slots of swap area N (allocations waited W us)", "... released ...").
