@@ -300,7 +300,11 @@ sweep_swapon() {
 	total_injected=$((total_injected + inj))
 	note "swapon, $kind: $((n - 1)) points, $inj faults injected: $ok swapped on" \
 		"($left left builtin), $errs refused (${!outcome[*]}), $((SECONDS - t0)) s"
-	[ $inj -gt 0 ] || bad "swapon, $kind: the sweep injects faults" "no fault injected"
+	# A swapon that binds allocates at 45 points in every run seen (the
+	# kernel's swap_info, swap_map and cluster info, the module's
+	# device, clusters and debugfs files): a sweep that ends within 20
+	# did not reach the bind (unarmed, fail-nth still fails point 1).
+	[ $inj -ge 20 ] || bad "swapon, $kind: the sweep injects faults at 20 points or more" "$inj faults injected"
 	[ $problems -eq $p0 ] && pass "swapon with swapalloc loaded, each of $((n - 1)) $kind allocation points failed in turn: a clean outcome every time"
 	unset outcome; declare -gA outcome
 	state_ok "rmmod after the swapon sweep"
