@@ -13,7 +13,7 @@
 #   BENCH_BOOT    repetition number, 1...
 #   BENCH_CASES   cases, in order (see bench/README.md):
 #                 thp-zram thp-rot64 thp-ssd72-memcg thp-ssd72-discard
-#                 thp-rot72-memcg cost tput-zram tput-ssd
+#                 thp-rot72-memcg cost tput-zram tput-ssd lock build
 #   BENCH_ITER    iterations of thp_swap_allocator_test (at most 100)
 #   BENCH_MODES   its modes: a none as s (-a, none, -a -s, -s)
 #   BENCH_ALLOCATORS  of: builtin, swapalloc (swapalloc.ko, its defaults),
@@ -23,6 +23,8 @@
 #   BENCH_WORKERS worker counts for cost and throughput (default "1 2")
 #   BENCH_KO      swapalloc.ko built for this kernel
 #   BENCH_TOOLS   directory with swaptput
+#   BENCH_LOCK_KEYS, BENCH_LOCK_SIZE, BENCH_LOCK_WORKERS  the lock case's
+#   BENCH_BUILD_CMDS, BENCH_BUILD_JOBS, BENCH_BUILD_MEM  the build case's
 . "$SWAPALLOC_TOP/tests/lib/guest.sh"
 
 boot=${BENCH_BOOT:-1}
@@ -346,6 +348,141 @@ cost_case() {
 	done
 }
 
+# lock_key_names: "si NAME ipages NAME", the lock classes of si->lock and of
+# the swap cache's i_pages locks, named by /proc/lockdep after the key
+# addresses bench/run found in vmlinux (BENCH_LOCK_KEYS: si=, ipages=,
+# stext= link addresses; moved by this boot's _stext, and readable only
+# with no_hash_pointers).  A class exists once its lock was first taken.
+lock_key_names() {
+	local kv k v st off
+	st=$(awk '$3 == "_stext" { print $1; exit }' /proc/kallsyms)
+	for kv in ${BENCH_LOCK_KEYS:-}; do
+		k=${kv%%=*} v=${kv#*=}
+		case $k in stext) off=$((16#$st - 16#$v)) ;; esac
+	done
+	[ -n "${off:-}" ] || return 1
+	for kv in ${BENCH_LOCK_KEYS:-}; do
+		k=${kv%%=*} v=${kv#*=}
+		[ "$k" = stext ] && continue
+		printf '%s %s\n' "$k" "$(awk -v key="$(printf '%016x' $((16#$v + off)))" \
+			'{ a = $1; sub(/:$/, "", a) } a == key { print $NF; exit }' /proc/lockdep)"
+	done
+}
+
+# lock_case: /proc/lock_stat around swaptput runs (BENCH_LOCK_SIZE of 4K
+# and of 64K folios, BENCH_LOCK_WORKERS workers) on the 256 MiB
+# non-rotational disk, four 64 MiB swap cache address spaces: contentions,
+# wait and hold times of si->lock and of the swap cache's i_pages locks.
+lock_case() {
+	local f w a dev line rc names si ip
+	[ -r /proc/lock_stat ] || { fail "lock: /proc/lock_stat" "this kernel has no CONFIG_LOCK_STAT (BENCH_FLAVOR=lockstat)"; return; }
+	hdr lock.tsv boot case allocator folio workers lock class contentions wait_us acquisitions hold_us
+	for f in 4k 64k; do
+		for w in ${BENCH_LOCK_WORKERS:-2 4}; do
+			for a in $allocs; do
+				use $a || return
+				dev=$(swap_dev ssd) || { fail "lock $a: swap device"; continue; }
+				owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
+				mkdir -p /sys/fs/cgroup/tput
+				echo $$ > /sys/fs/cgroup/tput/cgroup.procs
+				echo 0 > /proc/lock_stat
+				echo 1 > /proc/sys/kernel/lock_stat
+				line=$("$tput" -s "${BENCH_LOCK_SIZE:-256M}" -f $f -p "$w" 2>/tmp/tput.err)
+				rc=$?
+				echo 0 > /proc/sys/kernel/lock_stat
+				echo $$ > /sys/fs/cgroup/cgroup.procs
+				cp /proc/lock_stat "$raw/lockstat-boot$boot-$a-$f-x$w.txt"
+				names=$(lock_key_names)
+				si=$(awk '$1 == "si" { print $2 }' <<<"$names")
+				ip=$(awk '$1 == "ipages" { print $2 }' <<<"$names")
+				if [ $rc -ne 0 ]; then
+					fail "lock $a $f x$w: swaptput" "$(tail -n 2 /tmp/tput.err | tr '\n' ' ')"
+				elif [ -z "$si" ] || [ -z "$ip" ]; then
+					fail "lock $a $f x$w: lock classes" "si->lock '$si', i_pages '$ip' (BENCH_LOCK_KEYS=${BENCH_LOCK_KEYS:-})"
+				else
+					# name: con-bounces contentions wait-min wait-max wait-total
+					# wait-avg acq-bounces acquisitions hold-min hold-max
+					# hold-total hold-avg (times in us)
+					awk -v b="$boot" -v a="$a" -v f="$f" -v w="$w" -v si="$si:" -v ip="$ip:" \
+						'$1 == si || $1 == ip { k = $1 == si ? "si_lock" : "i_pages"; sub(/:$/, "", $1)
+							printf "%s\tlock\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b, a, f, w, k, $1, $3, $6, $9, $12 }' \
+						/proc/lock_stat >> "$raw/lock.tsv"
+					if [ "$(grep -c "	$a	$f	$w	" "$raw/lock.tsv")" -ge 2 ]; then
+						pass "lock $a $f x$w ($si, $ip)"
+					else
+						fail "lock $a $f x$w: both classes in /proc/lock_stat" "$si, $ip"
+					fi
+				fi
+				check_ok $a "$dev" "lock $f x$w"
+				drop_dev "$dev"
+			done
+		done
+	done
+	cp /proc/lockdep "$raw/lockdep-boot$boot.txt"
+}
+
+# build_case: a build-like workload.  BENCH_BUILD_CMDS (bench/run wrote
+# it) holds the compile commands of BENCH_BUILD_FILES C files of this
+# kernel tree, each writing its object under /tmp; BENCH_BUILD_JOBS (2)
+# shells run them, every compiler in a BENCH_BUILD_MEM (128M) memory
+# cgroup, on 512 MiB zram and on the 256 MiB non-rotational disk.
+# Figures: elapsed, system and user seconds of the whole build, pages
+# swapped out and in.
+build_case() {
+	local kind a dev j t pin0 pout0 rc cmds=${BENCH_BUILD_CMDS:-} jobs=${BENCH_BUILD_JOBS:-2}
+	case "$cmds" in
+	/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) cmds=${SWAPALLOC_HOST:-/mnt/host}$cmds ;;
+	esac
+	[ -s "$cmds" ] || { fail "build: compile commands" "no BENCH_BUILD_CMDS file '$cmds'"; return; }
+	hdr build.tsv boot case allocator device files jobs mem elapsed_s sys_s user_s pswpout pswpin
+	for kind in zram512 ssd; do
+		for a in $allocs; do
+			use $a || return
+			dev=$(swap_dev $kind) || { fail "build $a: swap device $kind"; continue; }
+			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
+			rm -rf /tmp/build && mkdir -p /tmp/build
+			for ((j = 0; j < jobs; j++)); do
+				awk -v j=$j -v n="$jobs" '(NR - 1) % n == j' "$cmds" > /tmp/build/part$j
+			done
+			mkdir -p /sys/fs/cgroup/build
+			echo "${BENCH_BUILD_MEM:-128M}" > /sys/fs/cgroup/build/memory.max
+			pin0=$(awk '$1 == "pswpin" { print $2 }' /proc/vmstat)
+			pout0=$(awk '$1 == "pswpout" { print $2 }' /proc/vmstat)
+			# One shell per job, each running its commands in turn; a
+			# failed compile is counted in /tmp/build/failed.
+			t=$( { /usr/bin/time -f '%e %S %U' bash -c '
+				echo $$ > /sys/fs/cgroup/build/cgroup.procs
+				cd "$SWAPALLOC_KERNEL_TREE" || exit 1
+				for ((j = 0; j < '"$jobs"'; j++)); do
+					while read -r l; do
+						sh -c "$l" > /dev/null 2>> /tmp/build/err || echo x >> /tmp/build/failed
+						rm -f /tmp/build/*.o /tmp/build/*.d 2>/dev/null
+					done < /tmp/build/part$j &
+				done
+				wait' > /dev/null; } 2>&1 | tail -n 1)
+			rc=$?
+			echo $$ > /sys/fs/cgroup/cgroup.procs
+			if [ -s /tmp/build/failed ]; then
+				fail "build $kind $a: every file compiles" "$(grep -c . /tmp/build/failed) failed: $(head -c 300 /tmp/build/err)"
+			elif ! [[ "$t" =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+$ ]]; then
+				fail "build $kind $a: timed" "time printed '$t' (exit $rc)"
+			else
+				local pout=$(( $(awk '$1 == "pswpout" { print $2 }' /proc/vmstat) - pout0 ))
+				local pin=$(( $(awk '$1 == "pswpin" { print $2 }' /proc/vmstat) - pin0 ))
+				# shellcheck disable=SC2086 # three fields
+				row build.tsv "$boot" build $a $kind "$(grep -c . "$cmds")" "$jobs" "${BENCH_BUILD_MEM:-128M}" $t $pout $pin
+				if [ $pout -gt 0 ]; then
+					pass "build $kind $a ($t s elapsed/sys/user, $pout pages out)"
+				else
+					fail "build $kind $a: the build swapped" "no page swapped out in ${BENCH_BUILD_MEM:-128M}"
+				fi
+			fi
+			check_ok $a "$dev" "build $kind"
+			drop_dev "$dev"
+		done
+	done
+}
+
 for c in ${BENCH_CASES:-thp-zram}; do
 	note "case $c (boot $boot, $allocs)"
 	case $c in
@@ -357,6 +494,8 @@ for c in ${BENCH_CASES:-thp-zram}; do
 	tput-zram) tput_case "$c" zram512 ;;
 	tput-ssd) tput_case "$c" ssd ;;
 	cost) cost_case ;;
+	lock) lock_case ;;
+	build) build_case ;;
 	*) fail "case $c" "unknown (see bench/README.md)" ;;
 	esac
 done

@@ -134,7 +134,7 @@ def analyse(d):
     meta = read_meta(os.path.join(d, "meta.txt"))
     figs = []
     series = {}	# (case, mode) -> {alloc: {boot: {iteration: pct}}}
-    tsv = {t: read_tsv(os.path.join(raw, t + ".tsv")) for t in ("thp", "seq", "cost", "cost-hist", "tput")}
+    tsv = {t: read_tsv(os.path.join(raw, t + ".tsv")) for t in ("thp", "seq", "cost", "cost-hist", "tput", "lock", "build")}
     allocs = columns(set(r["allocator"] for rows in tsv.values() for r in rows))
 
     runs = collections.defaultdict(lambda: collections.defaultdict(dict))
@@ -191,6 +191,39 @@ def analyse(d):
             figs.append(figure("tput_fallback", {"case": k[0], "folio": k[1], "workers": k[2]},
                                "% of 64K folios", tfb[k], allocs=allocs))
 
+    # /proc/lock_stat per run of si->lock and the swap cache's i_pages
+    # locks: contentions, acquisitions, and the time waited and held in
+    # all (us -> ms).
+    lk = collections.defaultdict(lambda: collections.defaultdict(list))
+    lw = collections.defaultdict(lambda: collections.defaultdict(list))
+    lh = collections.defaultdict(lambda: collections.defaultdict(list))
+    lacq = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in tsv["lock"]:
+        k = (r["lock"], r["folio"], int(r["workers"]))
+        lk[k][r["allocator"]].append(int(r["contentions"]))
+        lacq[k][r["allocator"]].append(int(r["acquisitions"]))
+        lw[k][r["allocator"]].append(float(r["wait_us"]) / 1000)
+        lh[k][r["allocator"]].append(float(r["hold_us"]) / 1000)
+    for k in sorted(lk, key=lambda k: (k[0] != "si_lock", k[1] != "4k", k[2])):
+        key = {"lock": k[0], "folio": k[1], "workers": k[2]}
+        figs.append(figure("lock_contentions", key, "contentions", lk[k], allocs=allocs))
+        figs.append(figure("lock_acquisitions", key, "acquisitions", lacq[k], allocs=allocs))
+        figs.append(figure("lock_wait", key, "ms waited", lw[k], allocs=allocs))
+        figs.append(figure("lock_hold", key, "ms held", lh[k], allocs=allocs))
+
+    # The build-like workload: seconds per build, per device.
+    bt = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in tsv["build"]:
+        for ph in ("elapsed", "sys", "user"):
+            bt[(r["device"], ph)][r["allocator"]].append(float(r[ph + "_s"]))
+        bt[(r["device"], "pswpout")][r["allocator"]].append(int(r["pswpout"]))
+    bmeta = tsv["build"][0] if tsv["build"] else {}
+    for k in sorted(bt, key=lambda k: (k[0], ["elapsed", "sys", "user", "pswpout"].index(k[1]))):
+        figs.append(figure("build", {"device": k[0], "figure": k[1]},
+                           "pages" if k[1] == "pswpout" else "s", bt[k],
+                           {"files": int(bmeta.get("files", 0)), "jobs": int(bmeta.get("jobs", 0)),
+                            "mem": bmeta.get("mem", "?")}, allocs))
+
     status = {}
     sp = os.path.join(raw, "status.txt")
     if os.path.exists(sp):
@@ -210,6 +243,8 @@ def analyse(d):
 def fmt(v, unit):
     if v is None:
         return "-"
+    if unit in ("contentions", "acquisitions", "pages"):
+        return "%.0f" % v
     if unit.startswith("%"):
         return "%.2f" % v
     if unit == "GiB/s":
@@ -289,6 +324,39 @@ def tables(meta, figs, allocs=ALLOCS):
         for f in by["throughput"]:
             out.append("| %s | %s | %d | swap-%s | %s |" % (CASES.get(f["case"], f["case"]), f["folio"], f["workers"],
                        f["direction"], cells(f, allocs)))
+        out.append("")
+    if by["lock_contentions"]:
+        out.append("**Lock contention** (`/proc/lock_stat` around `bench/swaptput` runs of %s on the 256 MiB "
+                   "non-rotational disk, four 64 MiB swap cache address spaces; %s kernel, whose lock "
+                   "tracking slows every lock: compare the allocators, not the figures with other kernels). "
+                   "`si->lock`: the device's lock; `i_pages`: the swap cache address spaces' locks, "
+                   "one class:\n" % (meta.get("lock_size", "?"), meta.get("flavor", "?")))
+        out.append("| lock | folio | workers | figure " + hdr)
+        out.append(sep(4))
+        names = {"si_lock": "`si->lock`", "i_pages": "`i_pages`"}
+        others = {kind: {(f["lock"], f["folio"], f["workers"]): f for f in by[kind]}
+                  for kind in ("lock_acquisitions", "lock_wait", "lock_hold")}
+        for f in by["lock_contentions"]:
+            k = (f["lock"], f["folio"], f["workers"])
+            for label, g in (("contentions", f), ("acquisitions", others["lock_acquisitions"].get(k)),
+                             ("ms waited in all", others["lock_wait"].get(k)),
+                             ("ms held in all", others["lock_hold"].get(k))):
+                if g:
+                    out.append("| %s | %s | %d | %s | %s |" % (names.get(f["lock"], f["lock"]), f["folio"], f["workers"],
+                               label, cells(g, allocs)))
+        out.append("")
+    if by["build"]:
+        b0 = by["build"][0]
+        out.append("**Build-like workload**: %d C files of the kernel tree compiled by %d jobs in a %s memory "
+                   "cgroup (elapsed, system and user seconds of the whole build; pages swapped out; %s "
+                   "kernel):\n" % (b0["files"], b0["jobs"], b0["mem"], meta.get("flavor", "?")))
+        out.append("| device | figure " + hdr)
+        out.append(sep(2))
+        names = {"elapsed": "elapsed s", "sys": "system s", "user": "user s", "pswpout": "pages swapped out"}
+        devs = {"zram512": "512 MiB zram", "ssd": "256 MiB SSD (virtio)"}
+        for f in by["build"]:
+            out.append("| %s | %s | %s |" % (devs.get(f["device"], f["device"]), names.get(f["figure"], f["figure"]),
+                                           cells(f, allocs)))
         out.append("")
     if by["tput_fallback"]:
         out.append("64K fallback % during the 64K throughput runs:\n")
