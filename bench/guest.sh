@@ -456,7 +456,8 @@ build_case() {
 				for ((j = 0; j < '"$jobs"'; j++)); do
 					while read -r l; do
 						sh -c "$l" > /dev/null 2>> /tmp/build/err || echo x >> /tmp/build/failed
-						rm -f /tmp/build/*.o /tmp/build/*.d 2>/dev/null
+						o=${l##* -c -o }; o=${o%% *}
+						rm -f "$o" "${o%.o}.d"
 					done < /tmp/build/part$j &
 				done
 				wait' > /dev/null; } 2>&1 | tail -n 1)
