@@ -437,12 +437,15 @@ plot '%s.dat' %s
 
     # Steady-state summary: one bar per allocator, per device and mode.
     thp = [f for f in figs if f["kind"] == "thp_fallback"]
+    # Only allocators with a figure on the chart: a histogram whose
+    # columns are all NaN is an error to gnuplot.
+    pa = [a for a in allocs if any(g.get(a) for g in thp)]
     if thp:
         with open(os.path.join(pd, "fallback-summary.dat"), "w") as f:
-            f.write("# label%s\n" % "".join(" %s min max" % a for a in allocs))
+            f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
             for g in thp:
                 cols = ['"%s %s"' % (g["case"].replace("thp-", ""), MODE_FLAGS[g["mode"]])]
-                for a in allocs:
+                for a in pa:
                     s = g.get(a)
                     cols += ["%.2f %.2f %.2f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
                 f.write(" ".join(cols) + "\n")
@@ -458,7 +461,7 @@ set xtics rotate by -35 left
 set key outside right top
 set grid ytics
 plot 'fallback-summary.dat' %s
-""" % (term, thp[0]["steady"], title, ", \\\n     '' ".join(bars(allocs, 3))), pd)
+""" % (term, thp[0]["steady"], title, ", \\\n     '' ".join(bars(pa, 3))), pd)
         made.append("fallback-summary.png")
 
     # Latency histograms: share of allocations per log2 bucket.
@@ -491,13 +494,14 @@ plot '%s.dat' %s
     tp = [f for f in figs if f["kind"] == "throughput"]
     for c in sorted(set(f["case"] for f in tp)):
         name = "throughput-%s" % c
+        pa = [a for a in allocs if any(g.get(a) for g in tp if g["case"] == c)]
         with open(os.path.join(pd, name + ".dat"), "w") as f:
-            f.write("# label%s\n" % "".join(" %s min max" % a for a in allocs))
+            f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
             for g in tp:
                 if g["case"] != c:
                     continue
                 cols = ['"%s x%d %s"' % (g["folio"], g["workers"], g["direction"])]
-                for a in allocs:
+                for a in pa:
                     s = g.get(a)
                     cols += ["%.4f %.4f %.4f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
                 f.write(" ".join(cols) + "\n")
@@ -513,7 +517,7 @@ set xtics rotate by -35 left
 set key outside right top
 set grid ytics
 plot '%s.dat' %s
-""" % (term, name, CASES.get(c, c), title, name, ", '' ".join(bars(allocs, 3))), pd)
+""" % (term, name, CASES.get(c, c), title, name, ", '' ".join(bars(pa, 3))), pd)
         made.append(name + ".png")
     return made
 
