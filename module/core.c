@@ -715,7 +715,10 @@ again:
 		off = sa_alloc_from(dev, ci, order, usage, &next);
 		if (off)
 			goto done;
-		/* Only a swapoff makes a free cluster fail. */
+		/*
+		 * Only a swapoff, or an unbind begun while a reclaim had
+		 * si->lock dropped, makes a free cluster fail.
+		 */
 		if (!swapalloc_env_writable(&dev->env))
 			goto fail;
 		if (ci->list == SA_LIST_FREE) {

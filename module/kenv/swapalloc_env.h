@@ -26,9 +26,16 @@ static inline bool swapalloc_env_commit(struct swapalloc_env *env,
 	return swap_alloc_commit(env->si, offset, order, usage);
 }
 
+/*
+ * May this device still be allocated from?  Not once swapoff has cleared
+ * SWP_WRITEOK, nor once an unbind has begun: swap_alloc_commit() refuses
+ * both, and an unbind can begin while an allocation has dropped si->lock
+ * (a swap cache reclaim), so the allocation must look again afterwards.
+ */
 static inline bool swapalloc_env_writable(struct swapalloc_env *env)
 {
-	return env->si->flags & SWP_WRITEOK;
+	return (env->si->flags & SWP_WRITEOK) &&
+	       env->si->alloc_state == SWAP_ALLOC_BOUND;
 }
 
 static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
