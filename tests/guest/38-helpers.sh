@@ -19,7 +19,7 @@
 # gets a FAIL line here.
 #
 # vm: --mem 512M --disk h1:16M --disk h2:16M --disk h3:16M --disk h4:16M
-# vm: --disk h5:16M --disk h6:16M --disk h7:16M --timeout 900
+# vm: --disk h5:16M --disk h6:16M --disk h7:16M --disk h8:16M --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 
 ko=$SWAPALLOC_TOP/tests/kmod/sa_helpers_test.ko
@@ -139,6 +139,96 @@ kargs=quiesce=1 one discard_nodiscard h5 "calling swap_alloc_discard" "swap_allo
 one discard_notheld h6 "$call" "$ret" --discard=pages
 # Refused when holding (the allocator has no ->quiesce) or when unregistering.
 one hold_noquiesce h7 "calling swap_alloc_hold" "swap_alloc_unregister returned"
+
+# unbind_in_alloc: test=unbind_in_alloc makes the first order-0 ->alloc
+# drop si->lock and sleep until the unbind has begun.  swapfill pages out
+# 4M; once that allocation sleeps, rmmod.  Every get_swap_pages() call is
+# traced: the sleeper's call (its longest) must get every entry it asked
+# for, from the builtin allocator once the unbind is done.
+unbind_in_alloc() {
+	local t=unbind_in_alloc dev mark log pid P rm i rc sum n r fr lat
+	local tr=/sys/kernel/tracing
+	prio=$((prio + 1))
+	dev=$(swapon_disk h8) || { fail "$t: swapon h8"; return; }
+	mark="sa-helpers-suite: begin $t"
+	echo "$mark" > /dev/kmsg
+	echo 'p:sa_gsp_in get_swap_pages n=$arg1:s32 order=$arg3:s32 free=@nr_swap_pages:s64' >> $tr/kprobe_events &&
+		echo 'r:sa_gsp_out get_swap_pages ret=$retval:s32' >> $tr/kprobe_events ||
+		{ fail "$t: get_swap_pages traceable" "cannot add kprobe events"; return; }
+	echo > $tr/trace
+	echo 1 > $tr/events/kprobes/sa_gsp_in/enable
+	echo 1 > $tr/events/kprobes/sa_gsp_out/enable
+	if ! insmod "$ko" dev="${dev##*/}" test=$t 2>/tmp/insmod.err; then
+		fail "$t: insmod" "$(cat /tmp/insmod.err)"
+		return
+	fi
+	"$fill" -s 4M -H > /tmp/fill.log 2>&1 &
+	pid=$!
+	P=
+	for ((i = 0; i < 120; i++)); do
+		P=$(log_since "$mark" | sed -n 's/.*->alloc of pid \([0-9]*\) drops si->lock.*/\1/p')
+		[ -n "$P" ] && break
+		sleep 0.5
+	done
+	[ -n "$P" ] && pass "$t: an allocation sleeps in ->alloc with si->lock dropped" ||
+		fail "$t: an allocation sleeps in ->alloc with si->lock dropped" "none in 60 s"
+	rmmod sa_helpers_test &
+	rm=$!
+	for ((i = 0; i < 240; i++)); do
+		grep -q '^swapfill: holding' /tmp/fill.log && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.5
+	done
+	rc=0
+	wait $rm || rc=$?
+	[ $rc -eq 0 ] && pass "$t: rmmod" || fail "$t: rmmod" "exit $rc"
+	note "$t: $(grep '^swapfill: swapped' /tmp/fill.log)"
+	echo 0 > $tr/events/kprobes/sa_gsp_in/enable
+	echo 0 > $tr/events/kprobes/sa_gsp_out/enable
+	cp $tr/trace /tmp/$t-trace.txt
+	echo '-:sa_gsp_in' >> $tr/kprobe_events
+	echo '-:sa_gsp_out' >> $tr/kprobe_events
+	log=$(log_since "$mark")
+	grep -E 'sa_helpers_test|swap' <<<"$log" | sed 's/^/# /'
+	grep -qE 'WARNING:|Call Trace:|BUG:' <<<"$log" &&
+		fail "$t: no WARN" "$(grep -m1 -E 'WARNING:|BUG:' <<<"$log")" ||
+		pass "$t: no WARN"
+	grep -q -- '->alloc retakes si->lock after [0-9]* ms: the unbind has begun' <<<"$log" &&
+		pass "$t: the unbind began while ->alloc had si->lock dropped" ||
+		fail "$t: the unbind began while ->alloc had si->lock dropped" \
+			"$(grep -- '->alloc retakes' <<<"$log" || echo 'no retake logged')"
+	# P's longest call: entries asked for, got, slots free, milliseconds.
+	sum=$(awk -v P="$P" '
+		function ts() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) + 0 }
+		function pid() { match($0, /-[0-9]+ +\[/); return substr($0, RSTART + 1, RLENGTH - 2) + 0 }
+		function val(k,  s) { match($0, " " k "=-?[0-9]+"); s = substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2); return s + 0 }
+		pid() != P { next }
+		/sa_gsp_in:/ { t0 = ts(); n = val("n"); fr = val("free"); next }
+		/sa_gsp_out:/ && t0 { lat = (ts() - t0) * 1000; if (lat > ml) { ml = lat; bn = n; br = val("ret"); bf = fr }; t0 = 0 }
+		END { if (ml) printf "%d %d %d %.1f\n", bn, br, bf, ml }' /tmp/$t-trace.txt)
+	read -r n r fr lat <<<"$sum"
+	if [ -z "$n" ]; then
+		fail "$t: the overtaken allocation gets its entries" "no get_swap_pages call of pid ${P:-?} traced"
+	elif [ "$r" -ge "$n" ]; then
+		pass "$t: the overtaken allocation gets its entries ($r of $n, after $lat ms)"
+	else
+		fail "$t: the overtaken allocation gets its entries" \
+			"get_swap_pages returned $r of $n with $fr slots free, after $lat ms"
+	fi
+	kill -TERM $pid 2>/dev/null
+	wait $pid
+	# The per-CPU slot caches keep up to 64 slots each of this device
+	# now: no Used check here.  swapoff completing below means no slot
+	# was left counted in use.
+	note "$t: $dev Used $(swaps_col "$dev" 4) KiB after swapfill exited (slot caches)"
+	fill_check "$t" "$dev"
+	if timeout 60 swapoff "$dev"; then
+		pass "$t: swapoff $dev completes"
+	else
+		fail "$t: swapoff $dev completes" "swapoff did not finish in 60 s"
+	fi
+}
+unbind_in_alloc
 # A disk whose swapoff failed above holds a slot counted in use that no
 # page holds: swapoff_all in finish would retry forever.  Leave it on.
 left=$(awk 'NR > 1 { print $1 }' /proc/swaps)

@@ -20,6 +20,11 @@
  *   discard_notheld   swap_alloc_discard() of free slots that are not held
  *   hold_noquiesce    swap_alloc_hold() of 4 free clusters, kept until
  *                     rmmod: the allocator is unregistered holding them
+ *   unbind_in_alloc   no bad call: the first order-0 ->alloc drops si->lock
+ *                     and sleeps until an unbind (rmmod) has begun, then
+ *                     gives up, as an allocator must once the device is no
+ *                     longer bound; the kernel is to serve that allocation
+ *                     from the builtin allocator rather than fail it
  *
  * Every call is logged between "sa_helpers_test: TEST: calling ..." and
  * "sa_helpers_test: TEST: ... returned ..." so that the suite can find the
@@ -29,6 +34,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/spinlock.h>
@@ -64,6 +70,7 @@ MODULE_PARM_DESC(quiesce, "give the allocator a ->quiesce that releases what it 
 #endif
 
 static struct swap_info_struct *sa_test_si;
+static bool sa_test_stall;	/* unbind_in_alloc, until the first ->alloc */
 static unsigned long sa_test_held[SA_TEST_HOLD_CLUSTERS];
 static unsigned int sa_test_nr_held;
 
@@ -85,12 +92,43 @@ static void sa_test_bind(struct swap_info_struct *si)
 {
 }
 
+/*
+ * unbind_in_alloc: sleep with si->lock dropped, as an allocator may while it
+ * reclaims, until the unbind has begun (or 60 s have passed).
+ */
+static void sa_test_stall_until_unbind(struct swap_info_struct *si)
+	__releases(&si->lock) __acquires(&si->lock)
+{
+	unsigned long start = jiffies;
+	bool began;
+
+	sa_test_stall = false;
+	spin_unlock(&si->lock);
+	pr_info("%s: ->alloc of pid %d drops si->lock until an unbind begins\n",
+		sa_test_name, task_pid_nr(current));
+	for (;;) {
+		began = READ_ONCE(si->alloc_state) == SWAP_ALLOC_UNBINDING;
+		if (began || time_after(jiffies, start + 60 * HZ))
+			break;
+		msleep(20);
+	}
+	pr_info("%s: ->alloc retakes si->lock after %u ms: %s\n", sa_test_name,
+		jiffies_to_msecs(jiffies - start),
+		began ? "the unbind has begun" : "no unbind began");
+	spin_lock(&si->lock);
+}
+
 static unsigned long sa_test_alloc(struct swap_info_struct *si, int order,
 				   unsigned char usage)
 {
 	unsigned long off;
 
 	if (order)
+		return 0;
+	if (sa_test_stall)
+		sa_test_stall_until_unbind(si);
+	/* The kernel refuses commits once the device is no longer bound. */
+	if (si->alloc_state != SWAP_ALLOC_BOUND)
 		return 0;
 	for (off = 1; off < si->max; off++)
 		if (!READ_ONCE(si->swap_map[off]) &&
@@ -232,6 +270,14 @@ static int sa_test_run(struct swap_info_struct *si)
 		pr_info("%s: swap_alloc_hold returned: holding %u clusters (%lu slots) of %s until rmmod\n",
 			sa_test_name, sa_test_nr_held,
 			sa_test_nr_held * SA_TEST_CLUSTER, sa_test_dev);
+		return 0;
+	}
+	if (!strcmp(sa_test_name, "unbind_in_alloc")) {
+		spin_lock(&si->lock);
+		sa_test_stall = true;
+		spin_unlock(&si->lock);
+		pr_info("%s: the next order-0 ->alloc waits for rmmod\n",
+			sa_test_name);
 		return 0;
 	}
 	pr_warn("unknown test=%s\n", sa_test_name);
