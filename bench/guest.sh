@@ -17,11 +17,15 @@
 #   BENCH_ITER    iterations of thp_swap_allocator_test (at most 100)
 #   BENCH_MODES   its modes: a none as s (-a, none, -a -s, -s)
 #   BENCH_ALLOCATORS  of: builtin, swapalloc (swapalloc.ko, its defaults),
-#                 swapalloc-antifrag (swapalloc.ko placement=antifrag)
+#                 swapalloc-antifrag (swapalloc.ko placement=antifrag),
+#                 swapalloc-percpu, swapalloc-global (policy=percpu or
+#                 global on every device), swapalloc-nostats (the
+#                 SWAPALLOC_NO_STATS=y build, BENCH_KO_NOSTATS)
 #                 (default "builtin swapalloc")
 #   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
 #   BENCH_WORKERS worker counts for cost and throughput (default "1 2")
 #   BENCH_KO      swapalloc.ko built for this kernel
+#   BENCH_KO_NOSTATS  the same built with SWAPALLOC_NO_STATS=y
 #   BENCH_TOOLS   directory with swaptput
 #   BENCH_LOCK_KEYS, BENCH_LOCK_SIZE, BENCH_LOCK_WORKERS  the lock case's
 #   BENCH_BUILD_CMDS, BENCH_BUILD_JOBS, BENCH_BUILD_MEM  the build case's
@@ -32,9 +36,13 @@ iters=${BENCH_ITER:-100}
 modes=${BENCH_MODES:-a none as s}
 workers_list=${BENCH_WORKERS:-1 2}
 ko=${BENCH_KO:?BENCH_KO names swapalloc.ko}
+ko_nostats=${BENCH_KO_NOSTATS:-}
 # A host path under /tmp, /root, ... is under /mnt/host in the guest (guest-init).
 case "$ko" in
 /tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) ko=${SWAPALLOC_HOST:-/mnt/host}$ko ;;
+esac
+case "$ko_nostats" in
+/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) ko_nostats=${SWAPALLOC_HOST:-/mnt/host}$ko_nostats ;;
 esac
 tput=${BENCH_TOOLS:?BENCH_TOOLS names the bench tools}/swaptput
 thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
@@ -76,49 +84,72 @@ mthp_enable 64
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
 
 # use ALLOC: swapalloc.ko loaded with ALLOC's parameters (binds devices at
-# swapon), or not loaded for builtin.  A module loaded with other
-# parameters (placement, read back from sysfs) is unloaded first.
+# swapon), or not loaded for builtin; swapalloc-nostats loads the build
+# with SWAPALLOC_NO_STATS=y.  A module loaded for another allocator is
+# unloaded first.
+loaded=builtin
+grep -q '^swapalloc ' /proc/modules && loaded=unknown
 use() {
-	local have=builtin args=()
+	local args=() k=$ko
 	case $1 in
 	builtin|swapalloc) ;;
 	swapalloc-antifrag) args=(placement=antifrag) ;;
-	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag)"; return 1 ;;
+	swapalloc-percpu) args=(policy=percpu) ;;
+	swapalloc-global) args=(policy=global) ;;
+	swapalloc-nostats) k=$ko_nostats ;;
+	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-nostats)"; return 1 ;;
 	esac
-	if grep -q '^swapalloc ' /proc/modules; then
-		have=swapalloc
-		[ "$(cat /sys/module/swapalloc/parameters/placement 2>/dev/null)" != antifrag ] ||
-			have=swapalloc-antifrag
-	fi
-	[ "$have" != "$1" ] || return 0
-	if [ "$have" != builtin ]; then
+	[ "$loaded" != "$1" ] || return 0
+	if [ "$loaded" != builtin ]; then
 		rmmod swapalloc || { fail "rmmod swapalloc"; return 1; }
+		loaded=builtin
 	fi
 	if [ "$1" != builtin ]; then
-		insmod "$ko" "${args[@]}" || { fail "insmod $ko${args[*]:+ ${args[*]}}"; return 1; }
+		[ -n "$k" ] || { fail "insmod for $1" "no module built for it (BENCH_KO_NOSTATS)"; return 1; }
+		insmod "$k" "${args[@]}" || { fail "insmod $k${args[*]:+ ${args[*]}}"; return 1; }
+		loaded=$1
 	fi
 	return 0
 }
 
 # owner_ok ALLOC DEV: the device is bound to ALLOC (debugfs devices table:
-# its owner, swapalloc for every swapalloc-*, and for swapalloc-antifrag
-# its placement).
+# its owner, swapalloc for every swapalloc-*; for swapalloc-antifrag its
+# placement, for swapalloc-percpu and -global its policy).
 owner_ok() {
-	local want=$1 dev=${2##*/} got place
+	local want=$1 dev=${2##*/} got col val
 	[ "$want" = builtin ] && ! grep -q '^swapalloc ' /proc/modules && return 0
 	got=$(awk -v d="$dev" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$1 == d { print $c["owner"] }' "$dbg/devices")
 	[ "$got" = "${want%%-*}" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
-	[ "$want" = swapalloc-antifrag ] || return 0
-	place=$(awk -v d="$dev" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$1 == d && ("placement" in c) { print $c["placement"] }' "$dbg/devices")
-	[ "$place" = antifrag ] || { fail "$dev bound to $want" "placement is '${place:-none}'"; return 1; }
+	case $want in
+	swapalloc-antifrag) col=placement val=antifrag ;;
+	swapalloc-percpu) col=policy val=percpu ;;
+	swapalloc-global) col=policy val=global ;;
+	*) return 0 ;;
+	esac
+	got=$(awk -v d="$dev" -v k="$col" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$1 == d && (k in c) { print $c[k] }' "$dbg/devices")
+	[ "$got" = "$val" ] || { fail "$dev bound to $want" "$col is '${got:-none}'"; return 1; }
+}
+
+# stats_ok ALLOC DEV CASE: swapalloc-nostats counted no allocation on DEV
+# (its build has the counters compiled out), every other swapalloc did.
+stats_ok() {
+	[ "$1" != builtin ] || return 0
+	local n
+	n=$(awk 'NR > 1 { s += $2 } END { print s + 0 }' "$dbg/${2##*/}/alloc")
+	if [ "$1" = swapalloc-nostats ]; then
+		[ "$n" -eq 0 ] || fail "$3 $1: statistics compiled out" "$n requests counted"
+	else
+		[ "$n" -gt 0 ] || fail "$3 $1: statistics counted" "no request counted"
+	fi
 }
 
 # check_ok ALLOC DEV CASE: swapalloc's invariants hold after a run.
 check_ok() {
 	[ "$1" != builtin ] || return 0
 	local c
+	stats_ok "$@"
 	# sa_check (tests/lib/guest.sh, issue 9) runs the full check; older
 	# trees ran it on every read of check.
 	if declare -F sa_check > /dev/null; then

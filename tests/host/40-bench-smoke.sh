@@ -4,12 +4,14 @@
 # make bench, smoke run: one boot of the make check kernel (not the perf
 # one: nothing more to build), one case (upstream's thp_swap_allocator_test
 # on the 64 MiB rotational disk, mode -a, 4 iterations, sequentiality.bt
-# watching) with builtin, swapalloc and swapalloc-antifrag, into a scratch
-# results directory.  Asserts that the report, the JSON and the plots are
-# produced and that the figures parse and agree: builtin 100 % fallback
-# there, swapalloc far below, swapalloc-antifrag a percentage with its own
-# column, each write run figure present.  About 2 minutes under TCG (the
-# third allocator is one more run of 4 iterations).
+# watching) with builtin, swapalloc, swapalloc-antifrag and
+# swapalloc-nostats (the SWAPALLOC_NO_STATS=y build; bench/guest.sh fails
+# its run if it counted anything), into a scratch results directory.
+# Asserts that the report, the JSON and the plots are produced and that
+# the figures parse and agree: builtin 100 % fallback there, swapalloc and
+# swapalloc-nostats far below, swapalloc-antifrag a percentage with its
+# own column, each write run figure present.  About 2-3 minutes under TCG
+# (each allocator after the first two is one more run of 4 iterations).
 # The results stay in build/bench-smoke/; SMOKE_RESULTS=DIR checks such a
 # directory again (or a doctored copy) without a guest.
 set -euo pipefail
@@ -23,7 +25,7 @@ else
 	mkdir -p "$res"
 	rc=0
 	BENCH_RESULTS=$res BENCH_BOOTS=1 BENCH_ITER=4 BENCH_MODES=a BENCH_CASES=thp-rot64 \
-		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag" \
+		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag swapalloc-nostats" \
 		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
 		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
 	cat "$res/run.log"
@@ -45,7 +47,8 @@ for k in ("release", "flavor", "commit", "accel", "vcpus", "date"):
     check(j["meta"].get(k), "meta has %s (%s)" % (k, j["meta"].get(k)))
 check(not j["failures"], "no failures: %s" % j["failures"])
 AF = "swapalloc-antifrag"
-check(j.get("allocators") == ["builtin", "swapalloc", AF], "allocators listed (%s)" % j.get("allocators"))
+NS = "swapalloc-nostats"
+check(j.get("allocators") == ["builtin", "swapalloc", AF, NS], "allocators listed (%s)" % j.get("allocators"))
 
 figs = {(f["kind"], f.get("case"), f.get("mode")): f for f in j["figures"]}
 f = figs.get(("thp_fallback", "thp-rot64", "a"))
@@ -62,13 +65,16 @@ if f:
     r = f.get("ratios", {})
     check(af and b and b["median"] and AF in r and abs(r[AF] - af["median"] / b["median"]) < 1e-9,
           "ratios has %s/builtin" % AF)
+    ns = f.get(NS)
+    check(ns and ns["n"] == 1 and 0 <= ns["median"] < 50,
+          "%s (statistics compiled out) far below builtin too (%s)" % (NS, ns and ns["median"]))
 w = figs.get(("write_run", "thp-rot64", "a"))
-check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc", AF)),
+check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc", AF, NS)),
       "mean write run, every allocator (sequentiality.bt)")
 
 rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
-check(len(rows) == 12 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 3 x 4 iterations, percentages")
-check(sorted(set(r[2] for r in rows)) == ["builtin", "swapalloc", AF], "raw/thp.tsv: allocators named")
+check(len(rows) == 16 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 4 x 4 iterations, percentages")
+check(sorted(set(r[2] for r in rows)) == ["builtin", "swapalloc", AF, NS], "raw/thp.tsv: allocators named")
 
 rep = open(os.path.join(d, "report.md")).read()
 check("| 64 MiB rotational virtio disk | `-a` | 100.00 (n=1) |" in rep, "report.md table row with the builtin figure")
