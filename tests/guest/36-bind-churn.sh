@@ -76,12 +76,7 @@ if ! grep -qE ' [tT] get_swap_pages$' /proc/kallsyms; then
 	finish
 fi
 echo 8192 > $tr/buffer_size_kb
-echo 'p:sa_gsp_in get_swap_pages n=$arg1:s32 order=$arg3:s32 free=@nr_swap_pages:s64' >> $tr/kprobe_events &&
-	echo 'r:sa_gsp_out get_swap_pages ret=$retval:s32' >> $tr/kprobe_events ||
-	{ fail "get_swap_pages traceable" "cannot add kprobe events"; finish; }
-echo > $tr/trace
-echo 1 > $tr/events/kprobes/sa_gsp_in/enable
-echo 1 > $tr/events/kprobes/sa_gsp_out/enable
+gsp_trace_on || { fail "get_swap_pages traceable" "cannot add kprobe events"; finish; }
 pass "get_swap_pages traceable"
 phase() { echo "phase $1" > $tr/trace_marker; note "phase $1"; }
 
@@ -210,18 +205,11 @@ add_fails "$an"
 	fail "swapalloc counted no order-0 failure" "$fails0 order-0 failures"
 
 # --- what the trace shows
-echo 0 > $tr/events/kprobes/sa_gsp_in/enable
-echo 0 > $tr/events/kprobes/sa_gsp_out/enable
-cp $tr/trace "$res/bind-churn-trace.txt"
-echo '-:sa_gsp_in' >> $tr/kprobe_events
-echo '-:sa_gsp_out' >> $tr/kprobe_events
+gsp_trace_off "$res/bind-churn-trace.txt"
 # Pair each call with its return (same pid); per phase: calls, calls that
 # got fewer order-0 entries than asked while >= 4096 slots were free, the
 # span from the first to the last of those, the longest call.
-awk -v maxlat="$max_lat_ms" '
-	function ts() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) + 0 }
-	function pid() { match($0, /-[0-9]+ +\[/); return substr($0, RSTART + 1, RLENGTH - 2) + 0 }
-	function val(k,  s) { match($0, " " k "=-?[0-9]+"); s = substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2); return s + 0 }
+awk -v maxlat="$max_lat_ms" "$gsp_awk"'
 	/tracing_mark_write: phase / { ph = $NF; order_[++np] = ph; next }
 	/sa_gsp_in:/ { p = pid(); t0[p] = ts(); n[p] = val("n"); o[p] = val("order"); fr[p] = val("free"); next }
 	/sa_gsp_out:/ {

@@ -147,17 +147,11 @@ one hold_noquiesce h7 "calling swap_alloc_hold" "swap_alloc_unregister returned"
 # for, from the builtin allocator once the unbind is done.
 unbind_in_alloc() {
 	local t=unbind_in_alloc dev mark log pid P rm i rc sum n r fr lat
-	local tr=/sys/kernel/tracing
 	prio=$((prio + 1))
 	dev=$(swapon_disk h8) || { fail "$t: swapon h8"; return; }
 	mark="sa-helpers-suite: begin $t"
 	echo "$mark" > /dev/kmsg
-	echo 'p:sa_gsp_in get_swap_pages n=$arg1:s32 order=$arg3:s32 free=@nr_swap_pages:s64' >> $tr/kprobe_events &&
-		echo 'r:sa_gsp_out get_swap_pages ret=$retval:s32' >> $tr/kprobe_events ||
-		{ fail "$t: get_swap_pages traceable" "cannot add kprobe events"; return; }
-	echo > $tr/trace
-	echo 1 > $tr/events/kprobes/sa_gsp_in/enable
-	echo 1 > $tr/events/kprobes/sa_gsp_out/enable
+	gsp_trace_on || { fail "$t: get_swap_pages traceable" "cannot add kprobe events"; return; }
 	if ! insmod "$ko" dev="${dev##*/}" test=$t 2>/tmp/insmod.err; then
 		fail "$t: insmod" "$(cat /tmp/insmod.err)"
 		return
@@ -183,11 +177,7 @@ unbind_in_alloc() {
 	wait $rm || rc=$?
 	[ $rc -eq 0 ] && pass "$t: rmmod" || fail "$t: rmmod" "exit $rc"
 	note "$t: $(grep '^swapfill: swapped' /tmp/fill.log)"
-	echo 0 > $tr/events/kprobes/sa_gsp_in/enable
-	echo 0 > $tr/events/kprobes/sa_gsp_out/enable
-	cp $tr/trace /tmp/$t-trace.txt
-	echo '-:sa_gsp_in' >> $tr/kprobe_events
-	echo '-:sa_gsp_out' >> $tr/kprobe_events
+	gsp_trace_off /tmp/$t-trace.txt
 	log=$(log_since "$mark")
 	grep -E 'sa_helpers_test|swap' <<<"$log" | sed 's/^/# /'
 	grep -qE 'WARNING:|Call Trace:|BUG:' <<<"$log" &&
@@ -198,10 +188,7 @@ unbind_in_alloc() {
 		fail "$t: the unbind began while ->alloc had si->lock dropped" \
 			"$(grep -- '->alloc retakes' <<<"$log" || echo 'no retake logged')"
 	# P's longest call: entries asked for, got, slots free, milliseconds.
-	sum=$(awk -v P="$P" '
-		function ts() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) + 0 }
-		function pid() { match($0, /-[0-9]+ +\[/); return substr($0, RSTART + 1, RLENGTH - 2) + 0 }
-		function val(k,  s) { match($0, " " k "=-?[0-9]+"); s = substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2); return s + 0 }
+	sum=$(awk -v P="$P" "$gsp_awk"'
 		pid() != P { next }
 		/sa_gsp_in:/ { t0 = ts(); n = val("n"); fr = val("free"); next }
 		/sa_gsp_out:/ && t0 { lat = (ts() - t0) * 1000; if (lat > ml) { ml = lat; bn = n; br = val("ret"); bf = fr }; t0 = 0 }

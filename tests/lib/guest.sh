@@ -244,6 +244,34 @@ memcg() {
 # shellcheck disable=SC2016,SC2034
 in_memcg=(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh)
 
+# Every get_swap_pages() call, traced with two tracefs kprobe events:
+# sa_gsp_in (n entries asked for, order, nr_swap_pages free) and sa_gsp_out
+# (ret, entries got).  gsp_trace_on: add, clear the trace and enable them
+# (1 if they cannot be added); gsp_trace_off FILE: disable, copy the trace
+# to FILE, remove them.  $gsp_awk: awk functions for such a trace line:
+# ts() its time in s, pid() its task, val(KEY) a KEY=N field.
+gsp_tr=/sys/kernel/tracing
+gsp_trace_on() {
+	echo 'p:sa_gsp_in get_swap_pages n=$arg1:s32 order=$arg3:s32 free=@nr_swap_pages:s64' >> $gsp_tr/kprobe_events &&
+		echo 'r:sa_gsp_out get_swap_pages ret=$retval:s32' >> $gsp_tr/kprobe_events || return 1
+	echo > $gsp_tr/trace
+	echo 1 > $gsp_tr/events/kprobes/sa_gsp_in/enable
+	echo 1 > $gsp_tr/events/kprobes/sa_gsp_out/enable
+}
+gsp_trace_off() {
+	echo 0 > $gsp_tr/events/kprobes/sa_gsp_in/enable
+	echo 0 > $gsp_tr/events/kprobes/sa_gsp_out/enable
+	cp $gsp_tr/trace "$1"
+	echo '-:sa_gsp_in' >> $gsp_tr/kprobe_events
+	echo '-:sa_gsp_out' >> $gsp_tr/kprobe_events
+}
+# shellcheck disable=SC2034 # used by the suites' awk programs
+gsp_awk='
+	function ts() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) + 0 }
+	function pid() { match($0, /-[0-9]+ +\[/); return substr($0, RSTART + 1, RLENGTH - 2) + 0 }
+	function val(k,  s) { match($0, " " k "=-?[0-9]+"); s = substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2); return s + 0 }
+'
+
 # repeat_until_stop LOG RUNS CMD...: CMD again and again until /tmp/stop
 # exists; its output is appended to LOG, a "run N exit RC" line to RUNS.
 repeat_until_stop() {
