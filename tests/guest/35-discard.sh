@@ -165,16 +165,6 @@ discard_col() { awk -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ne
 discarded() { discard_col discarded; }
 pending() { discard_col pending; }
 
-# wait_line FILE TEXT PID: until FILE has a line starting with TEXT (60 s).
-wait_line() {
-	local i
-	for ((i = 0; i < 240; i++)); do
-		grep -q "^$2" "$1" && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.5
-	done
-	return 1
-}
 
 # Every allocation, failure and cluster move traced: which allocations
 # happened while clusters waited for discard (moved "-> discard" and not

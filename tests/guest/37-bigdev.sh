@@ -59,11 +59,7 @@ note "$(grep "^$d " /proc/swaps)"
 # Some slots in use, so that the rebuilds see more than an empty map.
 "$fill" -s 32M -H > /tmp/fill.log 2>&1 &
 fpid=$!
-for ((i = 0; i < 240; i++)); do
-	grep -q '^swapfill: holding' /tmp/fill.log && break
-	kill -0 $fpid 2>/dev/null || break
-	sleep 0.5
-done
+wait_line /tmp/fill.log 'swapfill: holding' $fpid || true
 note "$(grep '^swapfill: swapped' /tmp/fill.log)"
 
 # How long swapalloc_dev_rebuild() runs (today all of it under si->lock,

@@ -61,15 +61,11 @@ kernel_lines_between() {
 # fill_check NAME DEV: the builtin allocator must be able to use every slot
 # of DEV: page out more than DEV holds and look at DEV's Used.
 fill_check() {
-	local name=$1 dev=$2 size used pid i
+	local name=$1 dev=$2 size used pid
 	size=$(swaps_col "$dev" 3)
 	"$fill" -s $((size + 4096))K -p 3 -H > /tmp/fill.log 2>&1 &
 	pid=$!
-	for ((i = 0; i < 240; i++)); do
-		grep -q '^swapfill: holding' /tmp/fill.log && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.5
-	done
+	wait_line /tmp/fill.log 'swapfill: holding' $pid || true
 	used=$(swaps_col "$dev" 4)
 	note "$name: $(grep '^swapfill: swapped' /tmp/fill.log); $dev Used $used of $size KiB"
 	kill -TERM $pid 2>/dev/null
@@ -168,11 +164,7 @@ unbind_in_alloc() {
 		fail "$t: an allocation sleeps in ->alloc with si->lock dropped" "none in 60 s"
 	rmmod sa_helpers_test &
 	rm=$!
-	for ((i = 0; i < 240; i++)); do
-		grep -q '^swapfill: holding' /tmp/fill.log && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.5
-	done
+	wait_line /tmp/fill.log 'swapfill: holding' $pid || true
 	rc=0
 	wait $rm || rc=$?
 	[ $rc -eq 0 ] && pass "$t: rmmod" || fail "$t: rmmod" "exit $rc"

@@ -272,6 +272,18 @@ gsp_awk='
 	function val(k,  s) { match($0, " " k "=-?[0-9]+"); s = substr($0, RSTART + length(k) + 2, RLENGTH - length(k) - 2); return s + 0 }
 '
 
+# wait_line FILE TEXT PID: until FILE has a line starting with TEXT (at
+# most 120 s); returns 1 if it has none by then or once PID has exited.
+wait_line() {
+	local i
+	for ((i = 0; i < 240; i++)); do
+		grep -q "^$2" "$1" && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.5
+	done
+	return 1
+}
+
 # repeat_until_stop LOG RUNS CMD...: CMD again and again until /tmp/stop
 # exists; its output is appended to LOG, a "run N exit RC" line to RUNS.
 repeat_until_stop() {
