@@ -11,9 +11,11 @@
  * zero, so zram compresses it about 4:1 and no page is same-filled), then
  *
  *   swap-out  MADV_PAGEOUT of the chunk, repeated until pagemap shows
- *             every page swapped out, then until /proc/meminfo's Writeback
- *             is 0: every write has completed (a disk writes
- *             asynchronously, zram at once);
+ *             every page swapped out (each repeat on the next CPU the
+ *             worker may run on: a page faulted in on another CPU can sit
+ *             in that CPU's LRU batch, which MADV_PAGEOUT does not drain),
+ *             then until /proc/meminfo's Writeback is 0: every write has
+ *             completed (a disk writes asynchronously, zram at once);
  *   (untimed) the folios still in the swap cache (a disk's: reclaim
  *             keeps them until a later pass) are evicted through the
  *             memory cgroup's memory.reclaim, until mincore() reports no
@@ -123,6 +125,31 @@ static void barrier(unsigned long c, int phase)
 	__atomic_store_n(&sh->arrived[other], 0, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * MADV_PAGEOUT isolates only folios on the LRU, and drains only the local
+ * CPU's batch of folios waiting to go on it: a page the worker faulted in
+ * on another CPU stays out of reach until that CPU drains its batch, which
+ * an idle CPU does not do.  After a pass that left pages, move to the next
+ * CPU of the worker's affinity mask (*cpu: the last one used, -1 at first),
+ * so that the next pass drains that CPU's batch.
+ */
+static void next_cpu(const cpu_set_t *allowed, int *cpu)
+{
+	cpu_set_t one;
+	int i, c;
+
+	for (i = 1; i <= CPU_SETSIZE; i++) {
+		c = (*cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
+		if (!CPU_ISSET(c, allowed))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		if (!sched_setaffinity(0, sizeof(one), &one))
+			*cpu = c;
+		return;
+	}
+}
+
 static unsigned long resident(char *p, unsigned long len, unsigned char *vec)
 {
 	unsigned long i, n = 0;
@@ -216,8 +243,10 @@ static void worker(int id, unsigned long bytes)
 	int pm = open("/proc/self/pagemap", O_RDONLY);
 	char *rfile = reclaim_file();
 	unsigned long n = 0;
+	cpu_set_t allowed;
+	int cpu;
 
-	if (!vec || pm < 0) {
+	if (!vec || pm < 0 || sched_getaffinity(0, sizeof(allowed), &allowed)) {
 		perror("swaptput: worker setup");
 		exit(2);
 	}
@@ -248,7 +277,7 @@ static void worker(int id, unsigned long bytes)
 		barrier(c, PH_OUT);
 		t0 = now();
 		sh->start[id][PH_OUT] = t0;
-		for (;;) {
+		for (cpu = -1;;) {
 			if (madvise(p, len, MADV_PAGEOUT)) {
 				perror("swaptput: MADV_PAGEOUT");
 				exit(2);
@@ -262,8 +291,11 @@ static void worker(int id, unsigned long bytes)
 				sh->failed = 1;
 				break;
 			}
+			next_cpu(&allowed, &cpu);
 			usleep(200);
 		}
+		if (cpu >= 0)
+			sched_setaffinity(0, sizeof(allowed), &allowed);
 		while (writeback_kib() && now() - t0 <= limit)
 			usleep(200);
 		sh->end[id][PH_OUT] = now();
