@@ -8,6 +8,8 @@
 # call per load: swap_alloc_commit() with order 40 or -1 or usage 0 or
 # 0x3f, swap_alloc_discard() on a device swapped on without discard and of
 # slots not held, and swap_alloc_hold() of 4 clusters kept through rmmod.
+# Two more cases hold an allocation in ->alloc while rmmod unbinds the
+# device (unbind_in_alloc, free_in_unbind: see below).
 # Per call, asserted: no WARN or Call Trace, a kernel log line (not the
 # test module's) between the call and its return, and no slot lost: the
 # device's Used in /proc/swaps is back where it was once the module is
@@ -19,7 +21,8 @@
 # gets a FAIL line here.
 #
 # vm: --mem 512M --disk h1:16M --disk h2:16M --disk h3:16M --disk h4:16M
-# vm: --disk h5:16M --disk h6:16M --disk h7:16M --disk h8:16M --timeout 900
+# vm: --disk h5:16M --disk h6:16M --disk h7:16M --disk h8:16M --disk h9:16M
+# vm: --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 
 ko=$SWAPALLOC_TOP/tests/kmod/sa_helpers_test.ko
@@ -208,6 +211,80 @@ unbind_in_alloc() {
 	fi
 }
 unbind_in_alloc
+
+# free_in_unbind: slots freed during a device's second unbind, after
+# SWAP_ALLOC_UNBINDING is set and before the rebuild has reached their
+# cluster, must be left to swap_map.  Until 8993964, si->alloc_rebuilt still
+# held the count of the first unbind there, so such a free went to builtin
+# cluster counts stale since then (a kernel BUG in dec_cluster_info_page()
+# at 60-stress's rmmod churn).  The first load binds and unbinds (every
+# cluster rebuilt).  In the second, A pages out 4M through the module;
+# hold=1 makes B's next allocation sleep in ->alloc with si->lock dropped;
+# rmmod begins the unbind, which waits for B; A exits, freeing its slots in
+# that window; hold=0 lets the unbind go on.
+free_in_unbind() {
+	local t=free_in_unbind dev mark log a b rm rc i used fr par
+	prio=$((prio + 1))
+	dev=$(swapon_disk h9) || { fail "$t: swapon h9"; return; }
+	mark="sa-helpers-suite: begin $t"
+	echo "$mark" > /dev/kmsg
+	if ! { insmod "$ko" dev="${dev##*/}" test=bind && rmmod sa_helpers_test; } 2>/tmp/insmod.err; then
+		fail "$t: a first bind and unbind" "$(cat /tmp/insmod.err)"
+		return
+	fi
+	if ! insmod "$ko" dev="${dev##*/}" test=$t 2>/tmp/insmod.err; then
+		fail "$t: insmod" "$(cat /tmp/insmod.err)"
+		return
+	fi
+	par=/sys/module/sa_helpers_test/parameters/hold
+	"$fill" -s 4M -H > /tmp/fillA.log 2>&1 &
+	a=$!
+	wait_line /tmp/fillA.log 'swapfill: holding' $a || true
+	used=$(swaps_col "$dev" 4)
+	[ "${used:-0}" -ge 3072 ] && pass "$t: A holds $used KiB of $dev, allocated by the module" ||
+		fail "$t: A holds 3072 KiB or more of $dev" "Used ${used:-?} KiB: $(tail -n 2 /tmp/fillA.log)"
+	echo 1 > $par
+	"$fill" -s 1M -H > /tmp/fillB.log 2>&1 &
+	b=$!
+	for ((i = 0; i < 120; i++)); do
+		log_since "$mark" | grep -q -- '->alloc of pid [0-9]* drops si->lock' && break
+		sleep 0.5
+	done
+	rmmod sa_helpers_test &
+	rm=$!
+	for ((i = 0; i < 120; i++)); do
+		log_since "$mark" | grep -q 'the unbind has begun; ->alloc keeps si->lock dropped' && break
+		sleep 0.5
+	done
+	kill -TERM $a 2>/dev/null
+	wait $a
+	echo 0 > $par
+	rc=0
+	wait $rm || rc=$?
+	[ $rc -eq 0 ] && pass "$t: rmmod" || fail "$t: rmmod" "exit $rc"
+	log=$(log_since "$mark")
+	grep -E 'sa_helpers_test|swap' <<<"$log" | sed 's/^/# /'
+	grep -qE 'WARNING:|Call Trace:|BUG:' <<<"$log" &&
+		fail "$t: no WARN or BUG" "$(grep -m1 -E 'WARNING:|BUG:' <<<"$log")" ||
+		pass "$t: no WARN or BUG"
+	fr=$(sed -n 's/.*->alloc retakes si->lock after [0-9]* ms: the unbind has begun (\([0-9]*\) slots freed while unbinding).*/\1/p' <<<"$log")
+	if [ "${fr:-0}" -gt 0 ]; then
+		pass "$t: A's slots freed while the unbind waited ($fr slots)"
+	else
+		fail "$t: A's slots freed while the unbind waited" \
+			"$(grep -- '->alloc retakes' <<<"$log" || echo 'no stall logged')"
+	fi
+	kill -TERM $b 2>/dev/null
+	wait $b
+	note "$t: B: $(grep '^swapfill: swapped' /tmp/fillB.log)"
+	fill_check "$t" "$dev"
+	if timeout 60 swapoff "$dev"; then
+		pass "$t: swapoff $dev completes"
+	else
+		fail "$t: swapoff $dev completes" "swapoff did not finish in 60 s"
+	fi
+}
+free_in_unbind
 # A disk whose swapoff failed above holds a slot counted in use that no
 # page holds: swapoff_all in finish would retry forever.  Leave it on.
 left=$(awk 'NR > 1 { print $1 }' /proc/swaps)

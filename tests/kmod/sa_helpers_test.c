@@ -25,6 +25,14 @@
  *                     gives up, as an allocator must once the device is no
  *                     longer bound; the kernel is to serve that allocation
  *                     from the builtin allocator rather than fail it
+ *   bind              no call: the device is bound until rmmod
+ *   free_in_unbind    no bad call: once hold=1 is written to the module's
+ *                     parameter, the next order-0 ->alloc drops si->lock
+ *                     and sleeps until an unbind has begun and hold=0 is
+ *                     written, so that the unbind waits for it before any
+ *                     cluster is rebuilt; ->free counts the slots freed
+ *                     meanwhile, and the kernel must account them to
+ *                     nobody but swap_map
  *
  * Every call is logged between "sa_helpers_test: TEST: calling ..." and
  * "sa_helpers_test: TEST: ... returned ..." so that the suite can find the
@@ -33,6 +41,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/blkdev.h>
 #include <linux/delay.h>
 #include <linux/module.h>
@@ -57,6 +66,10 @@ static bool sa_test_with_quiesce;
 module_param_named(quiesce, sa_test_with_quiesce, bool, 0444);
 MODULE_PARM_DESC(quiesce, "give the allocator a ->quiesce that releases what it holds");
 
+static bool sa_test_hold;
+module_param_named(hold, sa_test_hold, bool, 0644);
+MODULE_PARM_DESC(hold, "free_in_unbind: 1 stalls the next order-0 ->alloc until an unbind has begun and hold is 0 again");
+
 /*
  * What a helper returned, for the log: API version 2 made
  * swap_alloc_hold(), _release() and _discard() return whether they did it.
@@ -71,6 +84,8 @@ MODULE_PARM_DESC(quiesce, "give the allocator a ->quiesce that releases what it 
 
 static struct swap_info_struct *sa_test_si;
 static bool sa_test_stall;	/* unbind_in_alloc, until the first ->alloc */
+static bool sa_test_hold_used;	/* free_in_unbind: one ->alloc has stalled */
+static atomic_t sa_test_unbind_frees;	/* slots freed while unbinding */
 static unsigned long sa_test_held[SA_TEST_HOLD_CLUSTERS];
 static unsigned int sa_test_nr_held;
 
@@ -94,13 +109,15 @@ static void sa_test_bind(struct swap_info_struct *si)
 
 /*
  * unbind_in_alloc: sleep with si->lock dropped, as an allocator may while it
- * reclaims, until the unbind has begun (or 60 s have passed).
+ * reclaims, until the unbind has begun (or 60 s have passed).  With @hold
+ * (free_in_unbind), go on sleeping once it has begun until hold=0 is
+ * written, which keeps the unbind waiting before its rebuild.
  */
-static void sa_test_stall_until_unbind(struct swap_info_struct *si)
+static void sa_test_stall_until_unbind(struct swap_info_struct *si, bool hold)
 	__releases(&si->lock) __acquires(&si->lock)
 {
 	unsigned long start = jiffies;
-	bool began;
+	bool began, said = false;
 
 	sa_test_stall = false;
 	spin_unlock(&si->lock);
@@ -108,13 +125,21 @@ static void sa_test_stall_until_unbind(struct swap_info_struct *si)
 		sa_test_name, task_pid_nr(current));
 	for (;;) {
 		began = READ_ONCE(si->alloc_state) == SWAP_ALLOC_UNBINDING;
-		if (began || time_after(jiffies, start + 60 * HZ))
+		if (began && !(hold && READ_ONCE(sa_test_hold)))
 			break;
+		if (time_after(jiffies, start + 60 * HZ))
+			break;
+		if (began && !said) {
+			pr_info("%s: the unbind has begun; ->alloc keeps si->lock dropped until hold=0\n",
+				sa_test_name);
+			said = true;
+		}
 		msleep(20);
 	}
-	pr_info("%s: ->alloc retakes si->lock after %u ms: %s\n", sa_test_name,
-		jiffies_to_msecs(jiffies - start),
-		began ? "the unbind has begun" : "no unbind began");
+	pr_info("%s: ->alloc retakes si->lock after %u ms: %s (%d slots freed while unbinding)\n",
+		sa_test_name, jiffies_to_msecs(jiffies - start),
+		began ? "the unbind has begun" : "no unbind began",
+		atomic_read(&sa_test_unbind_frees));
 	spin_lock(&si->lock);
 }
 
@@ -125,8 +150,12 @@ static unsigned long sa_test_alloc(struct swap_info_struct *si, int order,
 
 	if (order)
 		return 0;
-	if (sa_test_stall)
-		sa_test_stall_until_unbind(si);
+	if (sa_test_stall) {
+		sa_test_stall_until_unbind(si, false);
+	} else if (READ_ONCE(sa_test_hold) && !sa_test_hold_used) {
+		sa_test_hold_used = true;
+		sa_test_stall_until_unbind(si, true);
+	}
 	/* The kernel refuses commits once the device is no longer bound. */
 	if (si->alloc_state != SWAP_ALLOC_BOUND)
 		return 0;
@@ -140,6 +169,8 @@ static unsigned long sa_test_alloc(struct swap_info_struct *si, int order,
 static void sa_test_free(struct swap_info_struct *si, unsigned long offset,
 			 unsigned int nr)
 {
+	if (si->alloc_state == SWAP_ALLOC_UNBINDING)
+		atomic_add(nr, &sa_test_unbind_frees);
 }
 
 /* Only with quiesce=1: release every cluster sa_test_run() still holds. */
@@ -277,6 +308,13 @@ static int sa_test_run(struct swap_info_struct *si)
 		sa_test_stall = true;
 		spin_unlock(&si->lock);
 		pr_info("%s: the next order-0 ->alloc waits for rmmod\n",
+			sa_test_name);
+		return 0;
+	}
+	if (!strcmp(sa_test_name, "bind"))
+		return 0;
+	if (!strcmp(sa_test_name, "free_in_unbind")) {
+		pr_info("%s: hold=1 makes the next order-0 ->alloc wait for rmmod and hold=0\n",
 			sa_test_name);
 		return 0;
 	}
