@@ -20,7 +20,7 @@
 #    verified, check ok.
 #  - SWAPVERIFY_CORRUPT: swapverify must report the damage it plants.
 #
-# Prints "bad inputs tried: N" at the end.
+# Prints "figures: N bad inputs tried" at the end.
 #
 # vm: --mem 1G --timeout 600
 . "$(dirname "$0")/../lib/guest.sh"
@@ -271,5 +271,5 @@ fi
 check_ok "invariants after the self-test" "${zram##*/}"
 must rmmod swapalloc
 
-note "bad inputs tried: $tried"
+note "figures: $tried bad inputs tried"
 finish

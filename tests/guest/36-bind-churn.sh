@@ -230,12 +230,13 @@ awk -v maxlat="$max_lat_ms" "$gsp_awk"'
 			k = order_[i]; if (!(k in calls)) continue
 			printf "# %-13s %6d calls, %4d failed with free slots (window %.1f ms), longest %.1f ms\n",
 				k, calls[k], short[k], (k in first) ? (last[k] - first[k]) * 1000 : 0, maxl[k]
-			ts_ += short[k]; if (maxl[k] > ml) ml = maxl[k]
+			ts_ += short[k]; tc += calls[k]; if (maxl[k] > ml) ml = maxl[k]
 		}
-		printf "TOTAL %d %.1f\n", ts_, ml
+		printf "TOTAL %d %.1f %d\n", ts_, ml, tc
 	}' "$res/bind-churn-trace.txt" > /tmp/trace.sum
 grep '^#' /tmp/trace.sum
-read -r _ short maxl <<<"$(grep '^TOTAL' /tmp/trace.sum)"
+read -r _ short maxl ncalls <<<"$(grep '^TOTAL' /tmp/trace.sum)"
+note "figures: $loads insmods raced swapon/swapoff; ${ncalls:-?} get_swap_pages calls traced, ${short:-?} short with free slots, longest ${maxl:-?} ms"
 [ "${short:-x}" = 0 ] && pass "no allocation failed while free slots existed" ||
 	fail "no allocation failed while free slots existed" "${short:-?} order-0 get_swap_pages calls came back short"
 awk -v a="${maxl:-1e9}" -v b="$max_lat_ms" 'BEGIN { exit !(a < b) }' &&

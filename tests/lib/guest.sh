@@ -19,16 +19,30 @@ SWAPALLOC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SWAPALLOC_TOOLS=$SWAPALLOC_TOP/build/tools
 export SWAPALLOC_TOP SWAPALLOC_TOOLS
 _guest_failed=0
+# swapverify and swapfill add each checking run's totals here (figures.h).
+SWAPALLOC_FIGURES=/tmp/swapalloc-figures
+export SWAPALLOC_FIGURES
+rm -f "$SWAPALLOC_FIGURES"
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: ${2:-failed}"; _guest_failed=1; }
 skip() { echo "SKIP: $1: ${2:-skipped}"; }
 note() { echo "# $*"; }
 
-# finish: swap off, reset zram devices, end the suite: exit 1 if any test
-# failed, or if a device cannot be swapped off.
+# data_figures: the "# figures: data: ..." line, the data the suite's
+# swapverify and swapfill runs wrote, paged out and read back.
+data_figures() {
+	[ -s "$SWAPALLOC_FIGURES" ] || return 0
+	awk '{ b += $1; m += $2; n++ }
+		END { printf "# figures: data: %.2f GiB written and verified in %d checker runs, %d mismatches\n",
+			b / 1073741824, n, m }' "$SWAPALLOC_FIGURES"
+}
+
+# finish: swap off, reset zram devices, print the data figures, end the
+# suite: exit 1 if any test failed, or if a device cannot be swapped off.
 finish() {
 	swapoff_all || fail "finish: swapoff of every device" "see above"
+	data_figures
 	local z
 	for z in /sys/block/zram*; do
 		[ -e "$z/reset" ] && echo 1 > "$z/reset" 2>/dev/null

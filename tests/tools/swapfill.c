@@ -34,6 +34,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "figures.h"
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
 #endif
@@ -188,6 +190,7 @@ int main(int argc, char **argv)
 				bad++;
 		printf("swapfill: verified %zu pages, %zu mismatches\n", npages, bad);
 		fflush(stdout);
+		figures_add((uint64_t)npages * psz, bad);
 	}
 	return bad ? 1 : 0;
 }
