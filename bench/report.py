@@ -523,6 +523,35 @@ set grid ytics
 plot '%s.dat' %s
 """ % (term, name, CASES.get(c, c), title, name, ", '' ".join(bars(pa, 3))), pd)
         made.append(name + ".png")
+
+    # Build-like workload: elapsed, system and user seconds per device.
+    bl = [f for f in figs if f["kind"] == "build" and f["figure"] != "pswpout"]
+    if bl:
+        name = "build-seconds"
+        pa = [a for a in allocs if any(g.get(a) for g in bl)]
+        with open(os.path.join(pd, name + ".dat"), "w") as f:
+            f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
+            for g in bl:
+                cols = ['"%s %s"' % (g["device"], g["figure"])]
+                for a in pa:
+                    s = g.get(a)
+                    cols += ["%.2f %.2f %.2f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
+                f.write(" ".join(cols) + "\n")
+        gnuplot("""set terminal %s
+set output '%s.png'
+set title "build-like workload: %d files, %d jobs, %s memory cgroup\\n{/*0.8 %s; median and min-max over boots}"
+set ylabel 'seconds'
+set yrange [0:*]
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.8 border -1
+set xtics rotate by -35 left
+set key outside right top
+set grid ytics
+plot '%s.dat' %s
+""" % (term, name, bl[0].get("files", 0), bl[0].get("jobs", 0), bl[0].get("mem", "?"), title, name,
+       ", '' ".join(bars(pa, 3))), pd)
+        made.append(name + ".png")
     return made
 
 
