@@ -402,6 +402,34 @@ def bars(allocs, width):
     return items
 
 
+def errorbars(pd, term, name, heading, title, ylabel, fmt, rows, allocs):
+    """A bar chart of median and min-max per allocator for rows of
+    (label, figure); returns the PNG's name."""
+    pa = [a for a in allocs if any(g.get(a) for _, g in rows)]
+    with open(os.path.join(pd, name + ".dat"), "w") as f:
+        f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
+        for label, g in rows:
+            cols = [label]
+            for a in pa:
+                s = g.get(a)
+                cols += [" ".join(fmt % s[k] for k in ("median", "min", "max"))] if s else ["NaN NaN NaN"]
+            f.write(" ".join(cols) + "\n")
+    gnuplot("""set terminal %s
+set output '%s.png'
+set title "%s\\n{/*0.8 %s; median and min-max over boots}"
+set ylabel '%s'
+set yrange [0:*]
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.8 border -1
+set xtics rotate by -35 left
+set key outside right top
+set grid ytics
+plot '%s.dat' %s
+""" % (term, name, heading, title, ylabel, name, ", '' ".join(bars(pa, 3))), pd)
+    return name + ".png"
+
+
 def plots(d, meta, figs, series, hist, allocs=ALLOCS):
     pd = os.path.join(d, "plots")
     os.makedirs(pd, exist_ok=True)
@@ -497,61 +525,17 @@ plot '%s.dat' %s
     # Throughput bars per device.
     tp = [f for f in figs if f["kind"] == "throughput"]
     for c in sorted(set(f["case"] for f in tp)):
-        name = "throughput-%s" % c
-        pa = [a for a in allocs if any(g.get(a) for g in tp if g["case"] == c)]
-        with open(os.path.join(pd, name + ".dat"), "w") as f:
-            f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
-            for g in tp:
-                if g["case"] != c:
-                    continue
-                cols = ['"%s x%d %s"' % (g["folio"], g["workers"], g["direction"])]
-                for a in pa:
-                    s = g.get(a)
-                    cols += ["%.4f %.4f %.4f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
-                f.write(" ".join(cols) + "\n")
-        gnuplot("""set terminal %s
-set output '%s.png'
-set title "swap throughput: %s\\n{/*0.8 %s; median and min-max over boots}"
-set ylabel 'GiB/s'
-set yrange [0:*]
-set style data histogram
-set style histogram errorbars gap 2 lw 1
-set style fill solid 0.8 border -1
-set xtics rotate by -35 left
-set key outside right top
-set grid ytics
-plot '%s.dat' %s
-""" % (term, name, CASES.get(c, c), title, name, ", '' ".join(bars(pa, 3))), pd)
-        made.append(name + ".png")
+        rows = [('"%s x%d %s"' % (g["folio"], g["workers"], g["direction"]), g) for g in tp if g["case"] == c]
+        made.append(errorbars(pd, term, "throughput-%s" % c, "swap throughput: %s" % CASES.get(c, c),
+                              title, "GiB/s", "%.4f", rows, allocs))
 
     # Build-like workload: elapsed, system and user seconds per device.
     bl = [f for f in figs if f["kind"] == "build" and f["figure"] != "pswpout"]
     if bl:
-        name = "build-seconds"
-        pa = [a for a in allocs if any(g.get(a) for g in bl)]
-        with open(os.path.join(pd, name + ".dat"), "w") as f:
-            f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
-            for g in bl:
-                cols = ['"%s %s"' % (g["device"], g["figure"])]
-                for a in pa:
-                    s = g.get(a)
-                    cols += ["%.2f %.2f %.2f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
-                f.write(" ".join(cols) + "\n")
-        gnuplot("""set terminal %s
-set output '%s.png'
-set title "build-like workload: %d files, %d jobs, %s memory cgroup\\n{/*0.8 %s; median and min-max over boots}"
-set ylabel 'seconds'
-set yrange [0:*]
-set style data histogram
-set style histogram errorbars gap 2 lw 1
-set style fill solid 0.8 border -1
-set xtics rotate by -35 left
-set key outside right top
-set grid ytics
-plot '%s.dat' %s
-""" % (term, name, bl[0].get("files", 0), bl[0].get("jobs", 0), bl[0].get("mem", "?"), title, name,
-       ", '' ".join(bars(pa, 3))), pd)
-        made.append(name + ".png")
+        rows = [('"%s %s"' % (g["device"], g["figure"]), g) for g in bl]
+        made.append(errorbars(pd, term, "build-seconds", "build-like workload: %d files, %d jobs, %s memory cgroup"
+                              % (bl[0].get("files", 0), bl[0].get("jobs", 0), bl[0].get("mem", "?")),
+                              title, "seconds", "%.2f", rows, allocs))
     return made
 
 
