@@ -402,7 +402,7 @@ def bars(allocs, width):
     return items
 
 
-def errorbars(pd, term, name, heading, title, ylabel, fmt, rows, allocs):
+def errorbars(pd, term, name, heading, title, ylabel, fmt, rows, allocs, yrange="0:*"):
     """A bar chart of median and min-max per allocator for rows of
     (label, figure); returns the PNG's name."""
     pa = [a for a in allocs if any(g.get(a) for _, g in rows)]
@@ -418,7 +418,7 @@ def errorbars(pd, term, name, heading, title, ylabel, fmt, rows, allocs):
 set output '%s.png'
 set title "%s\\n{/*0.8 %s; median and min-max over boots}"
 set ylabel '%s'
-set yrange [0:*]
+set yrange [%s]
 set style data histogram
 set style histogram errorbars gap 2 lw 1
 set style fill solid 0.8 border -1
@@ -426,7 +426,7 @@ set xtics rotate by -35 left
 set key outside right top
 set grid ytics
 plot '%s.dat' %s
-""" % (term, name, heading, title, ylabel, name, ", '' ".join(bars(pa, 3))), pd)
+""" % (term, name, heading, title, ylabel, yrange, name, ", '' ".join(bars(pa, 3))), pd)
     return name + ".png"
 
 
@@ -469,32 +469,12 @@ plot '%s.dat' %s
 
     # Steady-state summary: one bar per allocator, per device and mode.
     thp = [f for f in figs if f["kind"] == "thp_fallback"]
-    # Only allocators with a figure on the chart: a histogram whose
-    # columns are all NaN is an error to gnuplot.
-    pa = [a for a in allocs if any(g.get(a) for g in thp)]
     if thp:
-        with open(os.path.join(pd, "fallback-summary.dat"), "w") as f:
-            f.write("# label%s\n" % "".join(" %s min max" % a for a in pa))
-            for g in thp:
-                cols = ['"%s %s"' % (g["case"].replace("thp-", ""), MODE_FLAGS[g["mode"]])]
-                for a in pa:
-                    s = g.get(a)
-                    cols += ["%.2f %.2f %.2f" % (s["median"], s["min"], s["max"])] if s else ["NaN NaN NaN"]
-                f.write(" ".join(cols) + "\n")
-        gnuplot("""set terminal %s
-set output 'fallback-summary.png'
-set title "64K fallback, steady state (%s)\\n{/*0.8 %s; median and min-max over boots}"
-set ylabel 'fallback %% of 64K folios'
-set yrange [0:120]
-set style data histogram
-set style histogram errorbars gap 2 lw 1
-set style fill solid 0.8 border -1
-set xtics rotate by -35 left
-set key outside right top
-set grid ytics
-plot 'fallback-summary.dat' %s
-""" % (term, thp[0]["steady"], title, ", \\\n     '' ".join(bars(pa, 3))), pd)
-        made.append("fallback-summary.png")
+        # errorbars() charts only allocators with a figure: a histogram
+        # whose columns are all NaN is an error to gnuplot.
+        rows = [('"%s %s"' % (g["case"].replace("thp-", ""), MODE_FLAGS[g["mode"]]), g) for g in thp]
+        made.append(errorbars(pd, term, "fallback-summary", "64K fallback, steady state (%s)" % thp[0]["steady"],
+                              title, "fallback % of 64K folios", "%.2f", rows, allocs, "0:120"))
 
     # Latency histograms: share of allocations per log2 bucket.
     for (order, w), by_alloc in sorted(hist.items()):
