@@ -78,6 +78,7 @@ hdr tput.tsv boot case allocator folio workers bytes out_s in_s fallback_pct res
 	echo "mem_kib $(awk '/^MemTotal/ { print $2 }' /proc/meminfo)"
 	echo "boot $boot"
 	echo "allocator_order $allocs"
+	echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 } > "$raw/meta-boot$boot.txt"
 
 mthp_enable 64

@@ -24,6 +24,7 @@ has a key per allocator and "ratios" (each allocator's median over
 builtin's).
 """
 import collections
+import glob
 import json
 import os
 import shutil
@@ -546,6 +547,12 @@ def report(d):
                     ("host_cpus", "host CPUs"), ("host_cpu", "host CPU"), ("boots", "boots (repetitions)"),
                     ("iterations", "thp_swap_allocator_test iterations"), ("cases", "cases"), ("date", "date")):
         md.append("| %s | %s |" % (name, meta.get(k, "?")))
+    # Each boot's guest clocksource (vm-run: hpet under TCG, see tsc=unstable there).
+    clocks = sorted({read_meta(f).get("clocksource", "?")
+                     for f in glob.glob(os.path.join(d, "raw", "meta-boot*.txt"))} - {"?"})
+    if clocks:
+        md.insert(md.index("| guest memory | %s |" % meta.get("mem", "?")) + 1,
+                  "| guest clocksource | %s |" % ", ".join(clocks))
     if allocs == list(ALLOCS):
         md += ["", "Builtin and swapalloc ran in the same boot, interleaved (odd boots builtin first), each run "
                "on a freshly made swap device.  Cells: median [min-max] over boots (n); the ratio is "

@@ -103,8 +103,19 @@ case "$accel" in
 # Under TCG a KASAN kernel spends half a minute at a time in boot-time
 # ACPI setup, which the default soft-lockup (20 s) and RCU stall (21 s)
 # limits report as lockups; a real one still shows after 120 s and 60 s.
+#
+# TCG gives the guest the host's TSC plus an offset.  A host that is
+# itself a virtual machine can see its TSC jump when it is snapshotted or
+# moved (seen here: a "virtual machine fork" moved it 27 hours ahead), and
+# a guest keeping time with the TSC then jumps too and every timeout in it
+# fires at once: guest-init's deadline killed a make bench boot 49 minutes
+# in (its clocksource watchdog read 98908 s of TSC against 0.34 s of
+# HPET).  tsc=unstable makes the guest keep time with the HPET, which QEMU
+# drives from the host's monotonic clock, and bounds sched_clock's steps;
+# it costs about 7 % of wall time (a cost and throughput boot: 50.4 s
+# against 47.4 s).
 tcg) accel_args=(-accel tcg,thread=multi -cpu max)
-     accel_cmdline="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60" ;;
+     accel_cmdline="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 tsc=unstable" ;;
 kvm) accel_args=(-accel kvm -cpu host); accel_cmdline= ;;
 *) die "VM_ACCEL must be tcg or kvm, not '$accel'" ;;
 esac
@@ -170,7 +181,9 @@ cmdline+=" $accel_cmdline ${VM_CMDLINE_EXTRA:-}"
 # must fit in 108 bytes).
 monitor_args=(-monitor none)
 sock=$out/monitor.sock
-[ ${#sock} -lt 100 ] && monitor_args=(-monitor "unix:$sock,server=on,wait=off")
+# QEMU's option syntax cannot quote a path with a comma or an equals sign.
+[ ${#sock} -lt 100 ] && [[ "$sock" != *[,=]* ]] &&
+	monitor_args=(-monitor "unix:$sock,server=on,wait=off")
 
 # vcpu_report: every vCPU's registers from the monitor, each RIP with the
 # kernel symbol it is in: where a guest that stopped talking is spinning.
