@@ -241,7 +241,7 @@ def analyse(d):
         if os.path.exists(ol):
             fails += ["%s: %s" % (b, l.strip()) for l in open(ol, errors="replace") if l.startswith("FAIL")]
         if status[b] and not any(f.startswith(b + ":") for f in fails):
-            fails.append("%s: guest exited with status %d (see %s/%s.log)" % (b, status[b], d, b))
+            fails.append("%s: guest exited with status %d (see `%s.log`)" % (b, status[b], b))
     return meta, figs, series, hist, fails, allocs
 
 
