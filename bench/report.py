@@ -551,8 +551,7 @@ def report(d):
     clocks = sorted({read_meta(f).get("clocksource", "?")
                      for f in glob.glob(os.path.join(d, "raw", "meta-boot*.txt"))} - {"?"})
     if clocks:
-        md.insert(md.index("| guest memory | %s |" % meta.get("mem", "?")) + 1,
-                  "| guest clocksource | %s |" % ", ".join(clocks))
+        md.append("| guest clocksource | %s |" % ", ".join(clocks))
     if allocs == list(ALLOCS):
         md += ["", "Builtin and swapalloc ran in the same boot, interleaved (odd boots builtin first), each run "
                "on a freshly made swap device.  Cells: median [min-max] over boots (n); the ratio is "
