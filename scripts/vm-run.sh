@@ -112,8 +112,10 @@ case "$accel" in
 # in (its clocksource watchdog read 98908 s of TSC against 0.34 s of
 # HPET).  tsc=unstable makes the guest keep time with the HPET, which QEMU
 # drives from the host's monotonic clock, and bounds sched_clock's steps;
-# it costs about 7 % of wall time (a cost and throughput boot: 50.4 s
-# against 47.4 s).
+# it costs 6-15 % of wall time (a cost and throughput boot: 50.4 s
+# against 47.4 s; make bench's thp runs on zram and the 64 MiB
+# rotational disk: 154 and 181 s against 134 and 162 s; make check:
+# 19m13s against 17m29s).
 tcg) accel_args=(-accel tcg,thread=multi -cpu max)
      accel_cmdline="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 tsc=unstable" ;;
 kvm) accel_args=(-accel kvm -cpu host); accel_cmdline= ;;
