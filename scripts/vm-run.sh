@@ -97,6 +97,11 @@ for e in "${envs[@]}"; do
 	[[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants NAME=VALUE, not '$e'"
 done
 
+# A path inside one of QEMU's key=value options: a comma in it is doubled
+# (the legacy "-monitor unix:PATH" and "-serial file:PATH" forms have no
+# such escape, and took "tsc=unstable" in a path for an option).
+qpath() { printf '%s' "${1//,/,,}"; }
+
 accel=${VM_ACCEL:-tcg}
 # shellcheck disable=SC2054 # the commas are QEMU's option syntax
 case "$accel" in
@@ -154,7 +159,7 @@ for d in "${disks[@]}"; do
 	img=$out/$name.img
 	rm -f "$img"
 	truncate -s "$size" "$img"
-	drive_args+=(-drive "file=$img,format=raw,if=none,id=disk-$name,discard=unmap,cache=unsafe,aio=threads"
+	drive_args+=(-drive "file=$(qpath "$img"),format=raw,if=none,id=disk-$name,discard=unmap,cache=unsafe,aio=threads"
 		-device "virtio-blk-pci,drive=disk-$name,serial=$name")
 done
 
@@ -181,11 +186,11 @@ cmdline+=" $accel_cmdline ${VM_CMDLINE_EXTRA:-}"
 
 # The QEMU monitor, for a hung guest's vCPU registers (a unix socket path
 # must fit in 108 bytes).
-monitor_args=(-monitor none)
+monitor_args=()
 sock=$out/monitor.sock
-# QEMU's option syntax cannot quote a path with a comma or an equals sign.
-[ ${#sock} -lt 100 ] && [[ "$sock" != *[,=]* ]] &&
-	monitor_args=(-monitor "unix:$sock,server=on,wait=off")
+[ ${#sock} -lt 100 ] &&
+	monitor_args=(-chardev "socket,id=monitor,path=$(qpath "$sock"),server=on,wait=off"
+		      -mon chardev=monitor,mode=readline)
 
 # vcpu_report: every vCPU's registers from the monitor, each RIP with the
 # kernel symbol it is in: where a guest that stopped talking is spinning.
@@ -236,11 +241,12 @@ on_signal() {
 trap on_signal INT TERM HUP
 timeout -k 10 $((tmo + 60)) qemu-system-x86_64 \
 	"${accel_args[@]}" -M "${VM_MACHINE:-q35}" -m "$mem" -smp "$smp" \
-	-nographic -nodefaults -no-reboot "${monitor_args[@]}" -serial "file:$out/console.log" \
+	-nographic -nodefaults -no-reboot "${monitor_args[@]}" \
+	-chardev "file,id=console,path=$(qpath "$out/console.log")" -serial chardev:console \
 	-kernel "$kernel" -append "$cmdline" \
 	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap" \
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
-	-fsdev "local,id=out,path=$out,security_model=none" \
+	-fsdev "local,id=out,path=$(qpath "$out"),security_model=none" \
 	-device virtio-9p-pci,fsdev=out,mount_tag=swapalloc-out \
 	"${drive_args[@]}" \
 	</dev/null >"$out/qemu.log" 2>&1 &
