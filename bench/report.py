@@ -229,19 +229,40 @@ def analyse(d):
                            {"files": int(bmeta.get("files", 0)), "jobs": int(bmeta.get("jobs", 0)),
                             "mem": bmeta.get("mem", "?")}, allocs))
 
+    # raw/status.txt: "PART STATUS" per guest, PART bootN or, for a boot
+    # that bench/resume.py resumed, bootN.2, bootN.3, ...  The problems of
+    # a part that a later part of its boot followed were resumed there:
+    # they are listed apart, with raw/resumed.txt's account.
     status = {}
     sp = os.path.join(raw, "status.txt")
     if os.path.exists(sp):
         for l in open(sp):
-            b, rc = l.split()[0], l.split()[-1]
-            status[b] = int(rc)
-    fails = []
-    for b in sorted(status):
-        ol = os.path.join(d, b, "output.log")
+            if l.split():
+                status[l.split()[0]] = l.split()[-1]
+    last = {}
+    for p in status:
+        b, _, n = p.partition(".")
+        if int(n or 1) >= last.get(b, (0, ""))[0]:
+            last[b] = (int(n or 1), p)
+    fails, resumed = [], []
+    for p in sorted(status, key=lambda p: (p.partition(".")[0], int(p.partition(".")[2] or 1))):
+        msgs = []
+        ol = os.path.join(d, p, "output.log")
         if os.path.exists(ol):
-            fails += ["%s: %s" % (b, l.strip()) for l in open(ol, errors="replace") if l.startswith("FAIL")]
-        if status[b] and not any(f.startswith(b + ":") for f in fails):
-            fails.append("%s: guest exited with status %d (see `%s.log`)" % (b, status[b], b))
+            msgs += ["%s: %s" % (p, l.strip()) for l in open(ol, errors="replace") if l.startswith("FAIL")]
+        if status[p] == "interrupted":
+            msgs.append("%s: bench/run was stopped during this guest" % p)
+        elif status[p] != "0" and not msgs:
+            msgs.append("%s: guest exited with status %s (see `%s.log`)" % (p, status[p], p))
+        if last[p.partition(".")[0]][1] == p:
+            fails += msgs
+        else:
+            resumed += msgs
+    rp = os.path.join(raw, "resumed.txt")
+    if os.path.exists(rp):
+        resumed += [l.strip() for l in open(rp) if l.strip()]
+    if resumed:
+        meta["resumed_notes"] = resumed
     return meta, figs, series, hist, fails, allocs
 
 
@@ -545,7 +566,10 @@ def report(d):
     for k, name in (("release", "kernel release"), ("flavor", "kernel flavor"), ("commit", "swapalloc commit"),
                     ("accel", "accelerator"), ("vcpus", "guest vCPUs"), ("mem", "guest memory"),
                     ("host_cpus", "host CPUs"), ("host_cpu", "host CPU"), ("boots", "boots (repetitions)"),
-                    ("iterations", "thp_swap_allocator_test iterations"), ("cases", "cases"), ("date", "date")):
+                    ("iterations", "thp_swap_allocator_test iterations"), ("cases", "cases"), ("date", "date"),
+                    ("resumed", "resumed")):
+        if k == "resumed" and k not in meta:
+            continue
         md.append("| %s | %s |" % (name, meta.get(k, "?")))
     # Each boot's guest clocksource (vm-run: hpet under TCG, see tsc=unstable there).
     clocks = sorted({read_meta(f).get("clocksource", "?")
@@ -565,6 +589,12 @@ def report(d):
                (sentence(" and ".join([", ".join(allocs[:-1]), allocs[-1]])), what(allocs)), ""]
     if fails:
         md += ["## Failures", ""] + ["- %s" % f for f in fails] + [""]
+    if meta.get("resumed_notes"):
+        md += ["## Resumed boots", "", "These guests stopped before their boot's last case; `make bench` with "
+               "`BENCH_RESUME` ran the cases they had not finished in a later guest of the same boot (the "
+               "next part), after removing those cases' rows of the boot.  Each case's figures of a boot "
+               "come from one guest, builtin and swapalloc side by side.", ""]
+        md += ["- %s" % f for f in meta["resumed_notes"]] + [""]
     md += ["## Tables", "", tables(meta, figs, allocs), "## Plots", ""]
     md += ["![%s](plots/%s)" % (p[:-4], p) for p in made]
     with open(os.path.join(d, "report.md"), "w") as f:
