@@ -595,7 +595,11 @@ def report(d):
                "next part), after removing those cases' rows of the boot.  Each case's figures of a boot "
                "come from one guest, builtin and swapalloc side by side.", ""]
         md += ["- %s" % f for f in meta["resumed_notes"]] + [""]
-    md += ["## Tables", "", tables(meta, figs, allocs), "## Plots", ""]
+    gp = os.path.join(d, "raw", "guests.txt")
+    guests = [l.rstrip("\n").split("\t") for l in open(gp) if l.strip()] if os.path.exists(gp) else []
+    if len(guests) > len(set(g[0].partition(".")[0] for g in guests)) or len(set(g[3] for g in guests)) > 1:
+        md += ["## Guests", "", "| guest | started (UTC) | s | host | commit | cases |", "|---|---|---|---|---|---|"]
+        md += ["| %s |" % " | ".join(g) for g in guests] + [""]
     md += ["![%s](plots/%s)" % (p[:-4], p) for p in made]
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -24,6 +24,7 @@ fix=$top/bench/results/20261204-120243
 r=$tmp/run
 cp -a "$fix" "$r"
 resume() { python3 "$top/bench/resume.py" "$@"; }
+not_in_report() { ! grep -qF -- "$1" "$r/report.md"; }
 rows() { tail -n +2 "$r/raw/$1" | awk -F'\t' -v b="$2" -v c="$3" '$1 == b && (c == "" || $2 == c)' | wc -l; }
 
 # 1. The killed boot: every case but build finished; boots 2 and 3 never ran.
@@ -58,7 +59,13 @@ check "--merge: a later part's meta-boot1.txt kept as meta-boot1.2.txt" \
 	cmp -s "$r/boot1.2/raw/meta-boot1.txt" "$r/raw/meta-boot1.2.txt"
 check "--merge: part 1's meta-boot1.txt left alone" cmp -s "$fix/raw/meta-boot1.txt" "$r/raw/meta-boot1.txt"
 check "plan: boot 1 has nothing left" [ -z "$(resume "$r" 1 $all)" ]
+printf 'boot1\t2026-12-04 12:02\t2940\thost-a\tf09f93d75d80\t%s\n' "$all" > "$r/raw/guests.txt"
 python3 "$top/bench/report.py" "$r" > /dev/null
+check "report: a boot of one guest on one host has no Guests table" not_in_report '## Guests'
+printf 'boot1.2\t2026-12-05 09:00\t1600\thost-b\tc314ee1a2b3c\tbuild\n' >> "$r/raw/guests.txt"
+python3 "$top/bench/report.py" "$r" > /dev/null
+check "report: a boot of two guests has the Guests table, both rows" \
+	grep -qzF $'| boot1 | 2026-12-04 12:02 | 2940 | host-a | f09f93d75d80 | '"$all"$' |\n| boot1.2 | 2026-12-05 09:00 | 1600 | host-b | c314ee1a2b3c | build |' "$r/report.md"
 python3 - "$r" <<'EOF' && ok "report: no failures; boot 1's stop listed under Resumed boots; build figures n=1" || bad "report of the resumed boot"
 import json, sys
 j = json.load(open(sys.argv[1] + "/results.json"))
