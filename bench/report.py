@@ -600,6 +600,7 @@ def report(d):
     if len(guests) > len(set(g[0].partition(".")[0] for g in guests)) or len(set(g[3] for g in guests)) > 1:
         md += ["## Guests", "", "| guest | started (UTC) | s | host | commit | cases |", "|---|---|---|---|---|---|"]
         md += ["| %s |" % " | ".join(g) for g in guests] + [""]
+    md += ["## Tables", "", tables(meta, figs, allocs), "## Plots", ""]
     md += ["![%s](plots/%s)" % (p[:-4], p) for p in made]
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")

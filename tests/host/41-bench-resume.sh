@@ -66,12 +66,14 @@ printf 'boot1.2\t2026-12-05 09:00\t1600\thost-b\tc314ee1a2b3c\tbuild\n' >> "$r/r
 python3 "$top/bench/report.py" "$r" > /dev/null
 check "report: a boot of two guests has the Guests table, both rows" \
 	grep -qzF $'| boot1 | 2026-12-04 12:02 | 2940 | host-a | f09f93d75d80 | '"$all"$' |\n| boot1.2 | 2026-12-05 09:00 | 1600 | host-b | c314ee1a2b3c | build |' "$r/report.md"
-python3 - "$r" <<'EOF' && ok "report: no failures; boot 1's stop listed under Resumed boots; build figures n=1" || bad "report of the resumed boot"
+python3 - "$r" <<'EOF' && ok "report: no failures; boot 1's stop listed under Resumed boots; its tables, build figures n=1" || bad "report of the resumed boot"
 import json, sys
 j = json.load(open(sys.argv[1] + "/results.json"))
 assert not j["failures"], j["failures"]
 rep = open(sys.argv[1] + "/report.md").read()
 assert "## Resumed boots" in rep and "- boot1: guest exited with status 1" in rep, rep
+assert "## Tables" in rep and "## Plots" in rep, rep
+assert "| 512 MiB zram | elapsed s | 800.0 (n=1) | 790.0 (n=1) | 0.99 |" in rep, rep
 f = [f for f in j["figures"] if f["kind"] == "build" and f.get("figure") == "elapsed"]
 assert f and f[0]["builtin"]["n"] == 1 and f[0]["builtin"]["median"] == 800.0 and f[0]["swapalloc"]["median"] == 790.0, f
 EOF
