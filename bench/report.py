@@ -261,9 +261,7 @@ def analyse(d):
     rp = os.path.join(raw, "resumed.txt")
     if os.path.exists(rp):
         resumed += [l.strip() for l in open(rp) if l.strip()]
-    if resumed:
-        meta["resumed_notes"] = resumed
-    return meta, figs, series, hist, fails, allocs
+    return meta, figs, series, hist, fails, resumed, allocs
 
 
 def fmt(v, unit):
@@ -379,7 +377,7 @@ def tables(meta, figs, allocs=ALLOCS):
         out.append("| device | figure " + hdr)
         out.append(sep(2))
         names = {"elapsed": "elapsed s", "sys": "system s", "user": "user s", "pswpout": "pages swapped out"}
-        devs = {"zram512": "512 MiB zram", "ssd": "256 MiB SSD (virtio)"}
+        devs = {"zram512": "512 MiB zram", "ssd": CASES["tput-ssd"]}
         for f in by["build"]:
             out.append("| %s | %s | %s |" % (devs.get(f["device"], f["device"]), names.get(f["figure"], f["figure"]),
                                            cells(f, allocs)))
@@ -555,7 +553,7 @@ def report(d):
     d = os.path.abspath(d)
     if not os.path.exists(os.path.join(d, "meta.txt")):
         die("%s has no meta.txt (not a bench/run results directory)" % d)
-    meta, figs, series, hist, fails, allocs = analyse(d)
+    meta, figs, series, hist, fails, resumed, allocs = analyse(d)
     if not figs:
         fails.append("no figures: every case failed")
     made = plots(d, meta, figs, series, hist, allocs)
@@ -589,12 +587,12 @@ def report(d):
                (sentence(" and ".join([", ".join(allocs[:-1]), allocs[-1]])), what(allocs)), ""]
     if fails:
         md += ["## Failures", ""] + ["- %s" % f for f in fails] + [""]
-    if meta.get("resumed_notes"):
+    if resumed:
         md += ["## Resumed boots", "", "These guests stopped before their boot's last case; `make bench` with "
                "`BENCH_RESUME` ran the cases they had not finished in a later guest of the same boot (the "
                "next part), after removing those cases' rows of the boot.  Each case's figures of a boot "
                "come from one guest, builtin and swapalloc side by side.", ""]
-        md += ["- %s" % f for f in meta["resumed_notes"]] + [""]
+        md += ["- %s" % f for f in resumed] + [""]
     gp = os.path.join(d, "raw", "guests.txt")
     guests = [l.rstrip("\n").split("\t") for l in open(gp) if l.strip()] if os.path.exists(gp) else []
     if len(guests) > len(set(g[0].partition(".")[0] for g in guests)) or len(set(g[3] for g in guests)) > 1:
@@ -607,6 +605,8 @@ def report(d):
     rel = os.path.relpath(d, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     res = {"meta": meta, "dir": rel, "report": rel + "/report.md",
            "plots": [rel + "/plots/" + p for p in made], "failures": fails, "figures": figs}
+    if resumed:
+        res["resumed"] = resumed
     if allocs != list(ALLOCS):
         res["allocators"] = allocs
     with open(os.path.join(d, "results.json"), "w") as f:

@@ -72,6 +72,7 @@ j = json.load(open(sys.argv[1] + "/results.json"))
 assert not j["failures"], j["failures"]
 rep = open(sys.argv[1] + "/report.md").read()
 assert "## Resumed boots" in rep and "- boot1: guest exited with status 1" in rep, rep
+assert any(r.startswith("boot1: guest exited with status 1") for r in j.get("resumed", [])) and "resumed_notes" not in j["meta"], j.get("resumed")
 assert "## Tables" in rep and "## Plots" in rep, rep
 assert "| 512 MiB zram | elapsed s | 800.0 (n=1) | 790.0 (n=1) | 0.99 |" in rep, rep
 f = [f for f in j["figures"] if f["kind"] == "build" and f.get("figure") == "elapsed"]
