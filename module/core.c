@@ -892,7 +892,7 @@ bool swapalloc_discard_one(struct swapalloc_dev *dev)
 	dev->discards_in_flight--;
 	ci->discarding = false;
 	swapalloc_env_release(&dev->env, start, SA_CLUSTER_SLOTS);
-	dev->discards_done++;
+	WRITE_ONCE(dev->discards_done, dev->discards_done + 1);
 	swapalloc_env_discard_done(&dev->env, &dev->discards_done);
 	ci->order = 0;
 	sa_move(dev, ci, SA_LIST_FREE);

@@ -322,6 +322,9 @@ static void swapalloc_bind(struct swap_info_struct *si)
 	swapalloc_env_hold_start(&kdev->core.env);
 	swapalloc_dev_rebuild(&kdev->core);
 	longest = swapalloc_env_hold_end(&kdev->core.env);
+	/* Only antifrag keeps slots at swap-in: spare the others the lock. */
+	if (kdev->core.placement == SA_PLACE_ANTIFRAG)
+		swap_alloc_ask_keep_cache(si, true);
 	kdev->bound = true;
 	pr_info("bound %s: %u clusters, %s cursors%s%s, rebuilt in %llu us, longest hold %llu us\n",
 		kdev->name, kdev->core.nr_clusters,

@@ -43,9 +43,14 @@ static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
 	return swap_alloc_swap_full();
 }
 
+/*
+ * Slots that can still be allocated: neither in use nor held by the module
+ * while they are discarded (held slots are not in inuse_pages).
+ */
 static inline unsigned long swapalloc_env_free_slots(struct swapalloc_env *env)
 {
-	return env->si->pages - READ_ONCE(env->si->inuse_pages);
+	return env->si->pages - READ_ONCE(env->si->inuse_pages) -
+	       env->si->alloc_held;
 }
 
 /* Drops si->lock around the reclaim, as cluster_reclaim_range() does. */
@@ -131,10 +136,16 @@ static inline void swapalloc_env_wait_discard(struct swapalloc_env *env,
 	env->hold_start = ktime_get_ns();
 }
 
-/* A discard finished, *@done advanced under si->lock: wake the waiters. */
+/*
+ * A discard finished, *@done advanced under si->lock: wake the waiters.
+ * The barrier orders that store before wake_up_var()'s lockless look at
+ * the wait queue (pairs with prepare_to_wait_event()'s), or a waiter that
+ * has just queued itself and still read the old count sleeps its timeout.
+ */
 static inline void swapalloc_env_discard_done(struct swapalloc_env *env,
 					      unsigned int *done)
 {
+	smp_mb();
 	wake_up_var(done);
 }
 

@@ -16,8 +16,8 @@
 #include <linux/workqueue.h>
 
 /* Kbuild stops earlier, with the fix, when the kernel has no hook at all. */
-#if SWAP_ALLOC_API_VERSION != 4
-#error "swapalloc: kernel swap_alloc hook is not version 4; apply this release's patches/"
+#if SWAP_ALLOC_API_VERSION != 5
+#error "swapalloc: kernel swap_alloc hook is not version 5; apply this release's patches/"
 #endif
 
 #ifdef CONFIG_THP_SWAP

@@ -39,6 +39,7 @@ typedef unsigned int gfp_t;
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, val)	(*(volatile typeof(x) *)&(x) = (val))
 
 #define BIT(nr)			(1UL << (nr))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))

@@ -109,7 +109,9 @@ static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
 
 static inline unsigned long swapalloc_env_free_slots(struct swapalloc_env *env)
 {
-	return env->sim->pages - env->sim->inuse;
+	/* Held slots (discard) are not in use, but cannot be allocated. */
+	return env->sim->pages - env->sim->inuse -
+	       (env->sim->cnt.held - env->sim->cnt.released);
 }
 
 /*
