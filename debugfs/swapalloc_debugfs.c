@@ -250,7 +250,7 @@ static void swapalloc_cursor_row(struct seq_file *m, const char *who,
 
 	seq_printf(m, "%s", who);
 	for (o = 0; o < SA_NR_ORDERS; o++)
-		seq_printf(m, " %u", cur->next[o]);
+		seq_printf(m, " %lu", cur->next[o]);
 	seq_putc(m, '\n');
 }
 

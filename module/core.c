@@ -154,6 +154,28 @@ static struct swapalloc_cursor *sa_cursor(struct swapalloc_dev *dev)
 	return this_cpu_ptr(dev->pcp);
 }
 
+/*
+ * Point @cur's cursor for @order at @next (0: none), keeping count in each
+ * cluster of the cursors inside it: a cluster with a cursor in it is some
+ * CPU's current cluster, which the others leave alone while they can.
+ */
+static void sa_set_cursor(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
+			  int order, unsigned long next)
+{
+	unsigned long old = cur->next[order];
+
+	if (old && next && old / SA_CLUSTER_SLOTS == next / SA_CLUSTER_SLOTS) {
+		cur->next[order] = next;
+		return;
+	}
+	if (old)
+		sa_cluster(dev, old)->cursors--;
+	if (next)
+		sa_cluster(dev, next)->cursors++;
+	cur->next[order] = next;
+}
+
+/* Every cursor to none; the rebuild zeroes the clusters' counts. */
 static void sa_reset_cursors(struct swapalloc_dev *dev)
 {
 	int cpu, o;
@@ -238,14 +260,41 @@ static unsigned int sa_count_map(struct swapalloc_dev *dev,
 	return count;
 }
 
+/*
+ * Order the free list so that consecutive free clusters lie in different
+ * swap cache address spaces (0, 32, 64, ..., 1, 33, ... with 2M clusters
+ * and 64M spaces), as 6.12's setup_clusters() does: CPUs that each take a
+ * free cluster then swap out under different i_pages locks.  Rotational
+ * devices keep offset order, so that they are written from their start.
+ */
+static void sa_interleave_free(struct swapalloc_dev *dev)
+{
+	unsigned int col, i, moved = 0;
+	struct swapalloc_cluster *ci;
+
+	if (dev->nr_clusters <= SA_SPACE_CLUSTERS)
+		return;
+	for (col = 0; col < SA_SPACE_CLUSTERS; col++) {
+		for (i = col; i < dev->nr_clusters; i += SA_SPACE_CLUSTERS) {
+			ci = &dev->clusters[i];
+			if (ci->list == SA_LIST_FREE)
+				list_move_tail(&ci->node, &dev->free);
+			/* Pointer moves only, but many: let others in now and then. */
+			if (!(++moved % (8 * SA_BATCH_CLUSTERS)))
+				swapalloc_env_relax(&dev->env);
+		}
+	}
+}
+
 /**
  * swapalloc_dev_rebuild() - build the lists from the swap map
  * @dev: an initialised device
  *
  * Called when binding, with no allocation in flight.  Clusters in use get
  * order 0: which order their entries were allocated for is not recorded
- * in the swap map.  Free clusters are listed in offset order, so that a
- * rotational disk is written from its start.
+ * in the swap map.  Free clusters are listed in offset order on a
+ * rotational disk, so that it is written from its start, and spread over
+ * the swap cache's address spaces otherwise (sa_interleave_free()).
  *
  * Lets go of the lock every SA_BATCH_CLUSTERS clusters.  Frees that come
  * in meanwhile are accounted in the clusters counted already (below
@@ -276,6 +325,7 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		if (i && !(i % SA_BATCH_CLUSTERS))
 			swapalloc_env_relax(&dev->env);
 		ci->count = sa_count_map(dev, ci);
+		ci->cursors = 0;
 		ci->order = 0;
 		ci->discarding = false;
 		ci->list = sa_list_for_count(ci);
@@ -283,6 +333,8 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		list_add_tail(&ci->node, swapalloc_list_head(dev, ci->list, 0));
 		dev->rebuilt = i + 1;
 	}
+	if (dev->policy == SA_POLICY_PERCPU)
+		sa_interleave_free(dev);
 	sa_place_rebuild(dev);
 }
 
@@ -402,18 +454,25 @@ static unsigned long sa_alloc_from(struct swapalloc_dev *dev,
 				   next);
 }
 
+/* How sa_scan_list() treats the clusters it looks at. */
+#define SA_SCAN_DEMOTE	BIT(0)	/* nonfull that fails its own order -> frag */
+#define SA_SCAN_UNOWNED	BIT(1)	/* pass over clusters a cursor is in */
+
 /*
  * Scan up to @limit clusters of @list for @list_order, allocating
  * 1 << @order slots, rotating each scanned cluster to the tail.  The list
  * is re-read after every cluster, since reclaim may drop the lock.  With
- * @demote, a nonfull cluster that cannot serve its own order moves to
- * frag so that it is not rescanned before one of its slots is freed.
+ * SA_SCAN_DEMOTE, a nonfull cluster that cannot serve its own order moves
+ * to frag so that it is not rescanned before one of its slots is freed.
+ * With SA_SCAN_UNOWNED, clusters some cursor is in are passed over (and
+ * *@owned set): they are other CPUs' current clusters, and a CPU that
+ * joined one would share its cache lines and swap cache address space.
  */
 static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 				  enum swapalloc_list list, int list_order,
 				  int order, unsigned char usage,
-				  unsigned int limit, bool demote,
-				  unsigned long *next)
+				  unsigned int limit, unsigned int flags,
+				  unsigned long *next, bool *owned)
 {
 	struct list_head *head = swapalloc_list_head(dev, list, list_order);
 	struct swapalloc_cluster *ci;
@@ -422,12 +481,16 @@ static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 	while (limit-- && !list_empty(head)) {
 		ci = list_first_entry(head, struct swapalloc_cluster, node);
 		list_move_tail(&ci->node, head);
+		if ((flags & SA_SCAN_UNOWNED) && ci->cursors) {
+			*owned = true;
+			continue;
+		}
 		off = sa_alloc_from(dev, ci, order, usage, next);
 		if (off)
 			return off;
 		if (!swapalloc_env_writable(&dev->env))
 			return 0;
-		if (demote && ci->list == SA_LIST_NONFULL &&
+		if ((flags & SA_SCAN_DEMOTE) && ci->list == SA_LIST_NONFULL &&
 		    ci->order == list_order)
 			sa_move(dev, ci, SA_LIST_FRAG);
 	}
@@ -494,7 +557,7 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
 			if (!holes) {
 				off = sa_scan_list(dev, lists[i], o, 0, usage,
 						   min_t(unsigned int, n, SA_STEAL_SCAN_MAX),
-						   false, &next);
+						   0, &next, NULL);
 				if (off)
 					return off;
 				continue;
@@ -518,6 +581,19 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
 			return 0;
 	}
 	return 0;
+}
+
+/*
+ * Does order 0's search for holes in higher orders' clusters (step 3)
+ * pay for itself?  It reads up to SA_HOLE_SCAN_MAX clusters' swap map,
+ * and a hole found leaves no cursor, so the next order-0 allocation
+ * searches again.  While free clusters are plentiful, order 0 takes one
+ * of them instead: large entries have free clusters to spare then, and
+ * the holes stay for when they do not (one in eight free, or fewer).
+ */
+static inline bool sa_holes_pay(struct swapalloc_dev *dev)
+{
+	return dev->nr_free <= DIV_ROUND_UP(dev->nr_clusters, 8);
 }
 
 /* Slots allocated or freed count down the wait after a fruitless reclaim. */
@@ -663,8 +739,8 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 	struct swapalloc_cursor *cur = sa_cursor(dev);
 	unsigned long off = 0, next = 0, from;
 	unsigned int limit, waits = 0;
+	bool retried = false, owned;
 	enum swapalloc_src src;
-	bool retried = false;
 
 	if (order < 0 || order >= SA_NR_ORDERS)
 		return 0;
@@ -685,10 +761,12 @@ again:
 	if (!swapalloc_env_writable(&dev->env))
 		goto fail;
 
+	owned = false;
 	if ((!dev->discards || !order) && order < SA_CLUSTER_ORDER) {
 		src = SA_SRC_NONFULL;
 		off = sa_scan_list(dev, SA_LIST_NONFULL, order, order, usage,
-				   dev->nr_nonfull[order], true, &next);
+				   dev->nr_nonfull[order],
+				   SA_SCAN_DEMOTE | SA_SCAN_UNOWNED, &next, &owned);
 		if (off)
 			goto done;
 	}
@@ -696,12 +774,13 @@ again:
 	if (order == 0) {
 		src = SA_SRC_FRAG;
 		limit = min_t(unsigned int, dev->nr_frag[0], SA_FRAG_SCAN_MAX);
-		off = sa_scan_list(dev, SA_LIST_FRAG, 0, 0, usage, limit, false, &next);
+		off = sa_scan_list(dev, SA_LIST_FRAG, 0, 0, usage, limit,
+				   SA_SCAN_UNOWNED, &next, &owned);
 		if (off)
 			goto done;
 		src = SA_SRC_STEAL;
 		next = 0;
-		if (!sa_place_holes(dev, usage, &off))
+		if (!sa_place_holes(dev, usage, &off) && sa_holes_pay(dev))
 			off = sa_steal(dev, true, usage);
 		if (off)
 			goto done;
@@ -727,19 +806,23 @@ again:
 		}
 	}
 
-	if (dev->discards && order && order < SA_CLUSTER_ORDER) {
+	/*
+	 * Other CPUs' current clusters, only now that no free cluster is
+	 * left (and first, on discard devices, for order > 0: step 2).
+	 */
+	if (((dev->discards && order) || owned) && order < SA_CLUSTER_ORDER) {
 		src = SA_SRC_NONFULL;
 		off = sa_scan_list(dev, SA_LIST_NONFULL, order, order, usage,
-				   dev->nr_nonfull[order], true, &next);
+				   dev->nr_nonfull[order], SA_SCAN_DEMOTE, &next, NULL);
 		if (off)
 			goto done;
 	}
 
-	if (order && order < SA_CLUSTER_ORDER) {
+	if (order < SA_CLUSTER_ORDER && (order || owned)) {
 		src = SA_SRC_FRAG;
 		limit = min_t(unsigned int, dev->nr_frag[order], SA_FRAG_SCAN_MAX);
 		off = sa_scan_list(dev, SA_LIST_FRAG, order, order, usage, limit,
-				   false, &next);
+				   0, &next, NULL);
 		if (off)
 			goto done;
 	}
@@ -793,14 +876,14 @@ again:
 fail:
 	sa_count(&dev->stats.order[order].fail, 1);
 	trace_swapalloc_alloc_fail(dev, order);
-	cur->next[order] = 0;
+	sa_set_cursor(dev, cur, order, 0);
 	return 0;
 
 done:
 	sa_count(&dev->stats.order[order].success, 1);
 	sa_count(&dev->stats.order[order].src[src], 1);
 	trace_swapalloc_alloc(dev, order, off, src);
-	cur->next[order] = next;
+	sa_set_cursor(dev, cur, order, next);
 	sa_reclaim_churn(dev, 1U << order);
 	sa_place_note_alloc(dev, 1U << order);
 	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
@@ -999,7 +1082,8 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
  */
 int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 {
-	unsigned int i, o, l, next;
+	unsigned int i, o, l;
+	unsigned long next;
 	int cpu, err;
 
 	/* A device bound without its clusters (a failed init let through). */
@@ -1019,20 +1103,30 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 	for (i = 0; i < dev->nr_clusters; i++)
 		if (!dev->scratch[i])
 			return sa_violation(buf, len, "cluster %u is on no list", i);
+	/* Cursors inside the device, each counted in its cluster. */
+	memset(dev->scratch, 0, dev->nr_clusters * sizeof(*dev->scratch));
 	for (o = 0; o < SA_NR_ORDERS; o++) {
-		if (dev->global.next[o] >= dev->max)
-			return sa_violation(buf, len, "global cursor[%u] = %u beyond the device",
-					    o, dev->global.next[o]);
+		next = dev->global.next[o];
+		if (next >= dev->max)
+			return sa_violation(buf, len, "global cursor[%u] = %lu beyond the device",
+					    o, next);
+		if (next)
+			dev->scratch[next / SA_CLUSTER_SLOTS]++;
 		if (!dev->pcp)
 			continue;
 		for_each_possible_cpu(cpu) {
 			next = per_cpu_ptr(dev->pcp, cpu)->next[o];
-			if (next < dev->max)
-				continue;
-			return sa_violation(buf, len, "cpu %d cursor[%u] = %u beyond the device",
-					    cpu, o, next);
+			if (next >= dev->max)
+				return sa_violation(buf, len, "cpu %d cursor[%u] = %lu beyond the device",
+						    cpu, o, next);
+			if (next)
+				dev->scratch[next / SA_CLUSTER_SLOTS]++;
 		}
 	}
+	for (i = 0; i < dev->nr_clusters; i++)
+		if (dev->clusters[i].cursors != dev->scratch[i])
+			return sa_violation(buf, len, "cluster %u counts %u cursors, %u point into it",
+					    i, dev->clusters[i].cursors, dev->scratch[i]);
 	for (i = 0; i < dev->nr_clusters; i++) {
 		if (i && !(i % SA_BATCH_CLUSTERS))
 			swapalloc_env_relax(&dev->env);

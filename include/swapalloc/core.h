@@ -32,6 +32,15 @@
 #define SA_CLUSTER_SLOTS	BIT(SA_CLUSTER_ORDER)
 #define SA_NR_ORDERS		(SA_CLUSTER_ORDER + 1)
 
+/*
+ * The swap cache splits a device into address spaces of this many slots
+ * (SWAP_ADDRESS_SPACE_PAGES in mm/swap.h), each with its own i_pages
+ * lock: CPUs that swap out into different ones do not contend on it.
+ */
+#define SA_SPACE_SLOTS		(1UL << 14)
+#define SA_SPACE_CLUSTERS	(SA_SPACE_SLOTS > SA_CLUSTER_SLOTS ? \
+				 SA_SPACE_SLOTS / SA_CLUSTER_SLOTS : 1)
+
 /* Which list a cluster is on; every cluster is on exactly one. */
 enum swapalloc_list {
 	SA_LIST_FREE,		/* no slot used */
@@ -55,6 +64,7 @@ enum swapalloc_src {
 struct swapalloc_cluster {
 	struct list_head node;
 	u16 count;		/* used slots, including bad and past-end ones */
+	u16 cursors;		/* cursors (CPUs' or the device's) in it */
 	u8 order;		/* the order the cluster serves */
 	u8 list;		/* enum swapalloc_list */
 	bool discarding;	/* on the discard list, discard in flight */
@@ -62,7 +72,7 @@ struct swapalloc_cluster {
 
 /* Current cluster per order: one set per CPU, or one per rotational device. */
 struct swapalloc_cursor {
-	unsigned int next[SA_NR_ORDERS];	/* next offset to try, 0 = none */
+	unsigned long next[SA_NR_ORDERS];	/* next offset to try, 0 = none */
 };
 
 struct swapalloc_order_stats {

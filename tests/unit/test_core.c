@@ -89,6 +89,22 @@ static struct sim *new_sim(unsigned long max, enum swapalloc_policy policy,
 	return s;
 }
 
+/*
+ * A per-CPU device, bound, with its free list in offset order rather than
+ * spread over swap cache address spaces: for tests that fill clusters one
+ * after the other on devices of more than SA_SPACE_CLUSTERS clusters.
+ */
+static struct sim *new_sim_in_order(unsigned long max)
+{
+	struct sim *s = new_sim(max, SA_POLICY_PERCPU, false);
+	unsigned int i;
+
+	for (i = 0; i < s->dev.nr_clusters; i++)
+		if (s->dev.clusters[i].list == SA_LIST_FREE)
+			list_move_tail(&s->dev.clusters[i].node, &s->dev.free);
+	return s;
+}
+
 /* The state of @s is broken on purpose: do not check it after the test. */
 static void invalid(struct sim *s)
 {
@@ -152,7 +168,7 @@ static int list_at(struct sim *s, struct list_head *head, unsigned int pos)
 	return -1;
 }
 
-static unsigned int cpu_next(struct sim *s, int cpu, int order)
+static unsigned long cpu_next(struct sim *s, int cpu, int order)
 {
 	return per_cpu_ptr(s->dev.pcp, cpu)->next[order];
 }
@@ -396,7 +412,7 @@ static void test_discard_order0_fills_own_cluster_before_holes(void)
 	T_EQ(alloc_ok(s, 4), CS);			/* cluster 1: order 4 */
 	T_EQ(alloc_ok(s, 4), CS + 16);
 	T_EQ(alloc_ok(s, 0), 2 * CS);			/* cluster 2: order 0 */
-	per_cpu_ptr(s->dev.pcp, shim_cpu)->next[0] = 0;	/* the lists decide */
+	sa_set_cursor(&s->dev, per_cpu_ptr(s->dev.pcp, shim_cpu), 0, 0);	/* the lists decide */
 	sim_free(s, CS + 3, 1);				/* a hole in a 64K block */
 	T_EQ(CL(s, 2)->list, SA_LIST_NONFULL);
 	T_EQ(alloc_ok(s, 0), 2 * CS + 1);
@@ -421,7 +437,7 @@ static void test_discard_before_steal(void)
 	T_EQ(off, 2 * CS);
 	sim_free(s, off, 1);
 	T_EQ(CL(s, 2)->list, SA_LIST_DISCARD);
-	per_cpu_ptr(s->dev.pcp, shim_cpu)->next[0] = 0;
+	sa_set_cursor(&s->dev, per_cpu_ptr(s->dev.pcp, shim_cpu), 0, 0);
 	T_EQ(alloc_ok(s, 0), 2 * CS);
 	T_EQ(s->dev.stats.sync_discards, 1);
 	T_EQ(CL(s, 1)->count, 32);
@@ -550,7 +566,7 @@ static void test_no_steal_for_higher_orders(void)
 static void test_frag_scan_bound(void)
 {
 	const unsigned int nr = 70;
-	struct sim *s = new_sim((nr + 1) * CS, SA_POLICY_PERCPU, false);
+	struct sim *s = new_sim_in_order((nr + 1) * CS);
 	unsigned long reads;
 	unsigned int c;
 
@@ -996,7 +1012,8 @@ static unsigned long hole_then_order0(unsigned long max, bool prefill_last,
 
 static void test_antifrag_leaves_holes(void)
 {
-	T_EQ(hole_then_order0(6 * CS, false, SA_PLACE_DEFAULT), CS + 35);
+	/* Plenty of free clusters: the default searches no hole either. */
+	T_EQ(hole_then_order0(6 * CS, false, SA_PLACE_DEFAULT), 2 * CS);
 	T_EQ(hole_then_order0(6 * CS, false, SA_PLACE_ANTIFRAG), 2 * CS);
 	/* Nearly full: at most 480 free slots since the rebuild. */
 	T_EQ(hole_then_order0(3 * CS, true, SA_PLACE_ANTIFRAG), CS + 35);
@@ -1320,28 +1337,107 @@ static void test_percpu_own_clusters_on_discard_devices(void)
 	T_EQ(cpu_next(s, 3, 4), 0);
 }
 
-static void test_percpu_cursors_share_nonfull(void)
+static void test_percpu_cursors_own_clusters(void)
 {
 	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
 	unsigned long off[6];
 	int i;
 
 	/*
-	 * Without discard, nonfull clusters come before free ones, so a
-	 * second CPU joins the first one's cluster instead of opening its
-	 * own; both cursors move on without handing a slot out twice.
+	 * Nonfull clusters come before free ones, but not another CPU's
+	 * current cluster: the second CPU opens a cluster of its own instead
+	 * of sharing the first one's cache lines and swap cache space.
 	 */
 	for (i = 0; i < 6; i++) {
 		sim_set_cpu(i & 1);
 		off[i] = alloc_ok(s, 4);
 	}
-	T_EQ(off[0], CS);
-	T_EQ(off[1], CS + 16);
+	for (i = 0; i < 6; i++)
+		T_EQ(off[i], (i & 1 ? 2 * CS : CS) + 16 * (i / 2));
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 0);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_FREE], 2);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_CURSOR], 4);
+	T_EQ(CL(s, 1)->cursors, 1);
+	T_EQ(CL(s, 2)->cursors, 1);
+	T_EQ(s->dev.nr_free, 1);
+}
+
+/*
+ * Per-CPU devices list free clusters across the swap cache's 64 MiB
+ * address spaces (32 clusters each), as 6.12's setup_clusters() does:
+ * CPUs that each open a free cluster then swap out under different
+ * i_pages locks.  Rotational (global) devices keep offset order.
+ */
+static void test_free_list_interleaved_on_percpu_devices(void)
+{
+	const unsigned int nr = 70, sp = SA_SPACE_CLUSTERS;
+	struct sim *s = new_sim(nr * CS, SA_POLICY_PERCPU, false);
+	unsigned int pos, c, prev = 0;
+
+	T_EQ(sp, 32);
+	T_EQ(s->dev.nr_free, nr - 1);			/* cluster 0 has the header */
+	T_EQ(list_at(s, &s->dev.free, 0), sp);
+	T_EQ(list_at(s, &s->dev.free, 1), 2 * sp);
+	T_EQ(list_at(s, &s->dev.free, 2), 1);
+	T_EQ(list_at(s, &s->dev.free, 3), sp + 1);
+	for (pos = 0; pos < nr - 1; pos++) {
+		c = list_at(s, &s->dev.free, pos);
+		/* Neighbours lie in different spaces until the last column. */
+		if (pos && c % sp != (sp - 1) && c / sp == prev / sp)
+			T_FAIL("free clusters %u and %u next to each other in one space",
+			       prev, c);
+		prev = c;
+	}
+	/* Two CPUs open clusters in different address spaces. */
+	sim_set_cpu(0);
+	T_EQ(alloc_ok(s, 4), sp * CS);
+	sim_set_cpu(1);
+	T_EQ(alloc_ok(s, 4), 2 * sp * CS);
+
+	s = new_sim(nr * CS, SA_POLICY_GLOBAL, false);
+	for (pos = 0; pos < nr - 1; pos++)
+		T_EQ(list_at(s, &s->dev.free, pos), pos + 1);
+}
+
+/* swapalloc_check() counts the cursors in each cluster. */
+static void test_check_counts_cursors(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	char buf[128];
+
+	T_EQ(alloc_ok(s, 4), CS);
+	T_EQ(CL(s, 1)->cursors, 1);
+	T_EQ(swapalloc_check(&s->dev, buf, sizeof(buf)), 0);
+	CL(s, 2)->cursors++;
+	T_EQ(swapalloc_check(&s->dev, buf, sizeof(buf)), -EUCLEAN);
+	T_ASSERT(strstr(buf, "cluster 2 counts 1 cursors, 0 point into it"));
+	CL(s, 2)->cursors--;
+	per_cpu_ptr(s->dev.pcp, 0)->next[4] = 3 * CS;	/* moved behind its back */
+	T_EQ(swapalloc_check(&s->dev, buf, sizeof(buf)), -EUCLEAN);
+	T_ASSERT(strstr(buf, "cluster 1 counts 1 cursors, 0 point into it"));
+	invalid(s);
+}
+
+static void test_percpu_cursors_share_when_nothing_else(void)
+{
+	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, false);
+
+	/* Two CPUs own clusters 1 and 2; a third has nothing else left. */
+	sim_set_cpu(0);
+	T_EQ(alloc_ok(s, 4), CS);
+	sim_set_cpu(1);
+	T_EQ(alloc_ok(s, 4), 2 * CS);
+	T_EQ(s->dev.nr_free, 0);
+	sim_set_cpu(2);
+	T_EQ(alloc_ok(s, 4), CS + 16);
 	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
-	for (i = 2; i < 6; i++)
-		T_EQ(off[i], CS + 16 * i);
-	T_NE(cpu_next(s, 0, 4), cpu_next(s, 1, 4));
-	T_EQ(s->dev.nr_free, 2);
+	T_EQ(CL(s, 1)->cursors, 2);
+	/* Both cursors in cluster 1 go on without handing a slot out twice. */
+	sim_set_cpu(0);
+	T_EQ(alloc_ok(s, 4), CS + 32);
+	sim_set_cpu(2);
+	T_EQ(alloc_ok(s, 4), CS + 48);
+	T_NE(cpu_next(s, 0, 4), cpu_next(s, 2, 4));
 }
 
 static void test_cursor_ignored_when_cluster_changed_order(void)
@@ -1373,10 +1469,12 @@ static void test_percpu_cursor_is_per_cpu(void)
 	T_EQ(alloc_ok(s, 0), 2);
 	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 1);
 	sim_set_cpu(5);
-	T_EQ(alloc_ok(s, 0), 3);		/* first fit in nonfull[0] */
-	T_EQ(s->dev.stats.order[0].src[SA_SRC_NONFULL], 2);
+	/* Not CPU 2's cluster 0 (nonfull[0]): a free one of its own. */
+	T_EQ(alloc_ok(s, 0), CS);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_NONFULL], 1);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_FREE], 1);
 	T_EQ(cpu_next(s, 2, 0), 3);
-	T_EQ(cpu_next(s, 5, 0), 4);
+	T_EQ(cpu_next(s, 5, 0), CS + 1);
 	T_EQ(s->dev.global.next[0], 0);
 }
 
@@ -2003,7 +2101,7 @@ static void test_check_lets_go_of_the_lock(void)
 static void test_hole_scan_bound(void)
 {
 	const unsigned int nr = 80;
-	struct sim *s = new_sim((nr + 1) * CS, SA_POLICY_PERCPU, false);
+	struct sim *s = new_sim_in_order((nr + 1) * CS);
 	unsigned long reads, off;
 	unsigned int c;
 
@@ -2035,7 +2133,7 @@ static void test_hole_scan_bound(void)
 static void test_alloc_forced_reclaim_bound(void)
 {
 	const unsigned int nr = 3 * SA_RECLAIM_SCAN_MAX;
-	struct sim *s = new_sim(nr * CS, SA_POLICY_PERCPU, false);
+	struct sim *s = new_sim_in_order(nr * CS);
 	unsigned long kicks;
 	unsigned int c;
 
@@ -2166,7 +2264,10 @@ static const struct t_case cases[] = {
 	T_CASE(test_rotational_sequential),
 	T_CASE(test_rotational_rebind_orders_free_list),
 	T_CASE(test_percpu_own_clusters_on_discard_devices),
-	T_CASE(test_percpu_cursors_share_nonfull),
+	T_CASE(test_percpu_cursors_own_clusters),
+	T_CASE(test_percpu_cursors_share_when_nothing_else),
+	T_CASE(test_free_list_interleaved_on_percpu_devices),
+	T_CASE(test_check_counts_cursors),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
 	T_CASE(test_natural_alignment_every_order),
