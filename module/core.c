@@ -216,9 +216,12 @@ int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
 				 GFP_KERNEL);
 	dev->scratch = kvcalloc(dev->nr_clusters, sizeof(*dev->scratch),
 				GFP_KERNEL);
+	/* One bit per slot; only an antifrag placement sets any. */
+	dev->place.kept = kvcalloc(BITS_TO_LONGS(max), sizeof(unsigned long),
+				   GFP_KERNEL);
 	if (policy == SA_POLICY_PERCPU)
 		dev->pcp = alloc_percpu(struct swapalloc_cursor);
-	if (!dev->clusters || !dev->scratch ||
+	if (!dev->clusters || !dev->scratch || !dev->place.kept ||
 	    (policy == SA_POLICY_PERCPU && !dev->pcp)) {
 		swapalloc_dev_destroy(dev);
 		return -ENOMEM;
@@ -239,6 +242,8 @@ void swapalloc_dev_destroy(struct swapalloc_dev *dev)
 	dev->pcp = NULL;
 	kvfree(dev->scratch);
 	dev->scratch = NULL;
+	kvfree(dev->place.kept);
+	dev->place.kept = NULL;
 	kvfree(dev->clusters);
 	dev->clusters = NULL;
 }
@@ -684,6 +689,7 @@ void swapalloc_reclaim_background(struct swapalloc_dev *dev)
 	if (dev->quiescing)
 		return;
 	sa_count(&dev->stats.background_runs, 1);
+	sa_place_return_kept(dev);
 	swapalloc_reclaim_full(dev, true);
 }
 
@@ -917,6 +923,8 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		return;
 	trace_swapalloc_free(dev, offset, nr);
 	sa_reclaim_churn(dev, nr);
+	if (unlikely(dev->place.nr_kept))
+		sa_place_note_free(dev, offset, nr);
 	ci = sa_cluster(dev, offset);
 	if (WARN_ON_ONCE(ci->count < nr || ci->list == SA_LIST_FREE ||
 			 ci->list == SA_LIST_DISCARD))

@@ -72,11 +72,20 @@ const char *swapalloc_placement_name(enum swapalloc_placement placement)
 /* Higher orders' clusters order 0 compares when it adopts one. */
 #define SA_PLACE_ADOPT_SCAN	4
 
+/*
+ * Slots swapalloc_keep_cache() may have kept and not freed since, at
+ * most: one in this many of the device's.  Kept slots stay charged to
+ * their memory cgroup and count as used swap, and a page mlocked after
+ * its keep would pin its slot; the bound caps all three.
+ */
+#define SA_PLACE_KEEP_SHARE	16
+
 static unsigned long sa_alloc_from(struct swapalloc_dev *dev,
 				   struct swapalloc_cluster *ci, int order,
 				   unsigned char usage, unsigned long *next);
 static unsigned long sa_alloc_hole(struct swapalloc_dev *dev,
 				   struct swapalloc_cluster *ci, unsigned char usage);
+static bool sa_place_roomy(struct swapalloc_dev *dev);
 
 /* Called by the rebuild: a new low-water mark from the current state. */
 static void sa_place_rebuild(struct swapalloc_dev *dev)
@@ -86,6 +95,57 @@ static void sa_place_rebuild(struct swapalloc_dev *dev)
 	pl->win_slots = 0;
 	pl->low_free = swapalloc_env_free_slots(&dev->env);
 	pl->prev_low_free = pl->low_free;
+	/* What an earlier binding kept is just swap cache now. */
+	if (pl->nr_kept)
+		memset(pl->kept, 0, BITS_TO_LONGS(dev->max) * sizeof(unsigned long));
+	pl->nr_kept = 0;
+	pl->returning = false;
+}
+
+/* Slots at @offset, @nr of them, were freed: kept ones are kept no more. */
+static void sa_place_note_free(struct swapalloc_dev *dev, unsigned long offset,
+			       unsigned int nr)
+{
+	struct swapalloc_place *pl = &dev->place;
+	unsigned long i;
+
+	for (i = offset; i < offset + nr; i++)
+		if (__test_and_clear_bit(i, pl->kept))
+			pl->nr_kept--;
+}
+
+/*
+ * The reclaim work's share: when the device ran short of room, give back
+ * every kept slot that only the swap cache holds now (the folio is
+ * dropped from the swap cache, dirty, and needs a new slot at its next
+ * swap-out).  Lets go of the lock around each reclaim and between
+ * batches of the bitmap.
+ */
+static void sa_place_return_kept(struct swapalloc_dev *dev)
+{
+	struct swapalloc_place *pl = &dev->place;
+	unsigned long w, i, off, words = BITS_TO_LONGS(dev->max);
+	int ret;
+
+	if (!pl->returning)
+		return;
+	for (w = 0; w < words && pl->nr_kept; w++) {
+		if (w && !(w % SA_BATCH_CLUSTERS))
+			swapalloc_env_relax(&dev->env);
+		for (i = 0; i < BITS_PER_LONG && pl->kept[w]; i++) {
+			off = w * BITS_PER_LONG + i;
+			if (!test_bit(off, pl->kept) ||
+			    swapalloc_env_map(&dev->env, off) != SWAP_HAS_CACHE)
+				continue;
+			ret = swapalloc_env_reclaim(&dev->env, off);
+			if (ret > 0)
+				sa_count(&pl->kept_returned, ret);
+			if (!swapalloc_env_writable(&dev->env))
+				goto out;
+		}
+	}
+out:
+	pl->returning = false;
 }
 
 /*
@@ -104,11 +164,17 @@ static void sa_place_note_alloc(struct swapalloc_dev *dev, unsigned long nr)
 	if (free < pl->low_free)
 		pl->low_free = free;
 	pl->win_slots += nr;
-	if (pl->win_slots < dev->max / 2)
-		return;
-	pl->prev_low_free = pl->low_free;
-	pl->low_free = free;
-	pl->win_slots = 0;
+	if (pl->win_slots >= dev->max / 2) {
+		pl->prev_low_free = pl->low_free;
+		pl->low_free = free;
+		pl->win_slots = 0;
+	}
+	/* Room ran short: the reclaim work gives the kept slots back. */
+	if (pl->nr_kept && !pl->returning && !dev->quiescing &&
+	    !sa_place_roomy(dev)) {
+		pl->returning = true;
+		swapalloc_env_kick_reclaim(&dev->env);
+	}
 }
 
 /* Does SA_PLACE_ANTIFRAG apply now: has the device kept enough room? */
@@ -227,17 +293,23 @@ static unsigned long sa_place_adopt(struct swapalloc_dev *dev, unsigned char usa
  * SA_PLACE_ANTIFRAG only, while the device has room (the holes are then
  * not needed), and only for a folio smaller than its cluster's order
  * whose aligned block of that order has another slot in use: freeing a
- * whole block, or the last of one, is left to go ahead.
+ * whole block, or the last of one, is left to go ahead.  At most one in
+ * SA_PLACE_KEEP_SHARE of the device's slots is kept at a time; when the
+ * device runs short of room, the reclaim work gives them back
+ * (sa_place_return_kept()).
  *
  * Return: true to keep the slots.
  */
 bool swapalloc_keep_cache(struct swapalloc_dev *dev, unsigned long offset,
 			  unsigned int nr)
 {
+	struct swapalloc_place *pl = &dev->place;
 	struct swapalloc_cluster *ci;
 	unsigned long start, end, i;
 
-	if (!nr || offset >= dev->max || !sa_place_roomy(dev))
+	if (!nr || offset >= dev->max || nr > dev->max - offset ||
+	    !sa_place_roomy(dev) ||
+	    pl->nr_kept + nr > dev->max / SA_PLACE_KEEP_SHARE)
 		return false;
 	ci = sa_cluster(dev, offset);
 	if (!ci->order || nr >= BIT(ci->order) ||
@@ -249,7 +321,12 @@ bool swapalloc_keep_cache(struct swapalloc_dev *dev, unsigned long offset,
 		if (i >= offset && i < offset + nr)
 			continue;
 		if (swapalloc_env_map(&dev->env, i)) {
-			sa_count(&dev->place.cache_kept, nr);
+			sa_count(&pl->cache_kept, nr);
+			for (i = offset; i < offset + nr; i++)
+				if (!test_bit(i, pl->kept)) {
+					__set_bit(i, pl->kept);
+					pl->nr_kept++;
+				}
 			return true;
 		}
 	}

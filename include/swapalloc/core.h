@@ -113,6 +113,10 @@ struct swapalloc_place {
 	u64 holes_kept;		/* order-0 allocations that skipped core.c's step 3 */
 	u64 adopted;		/* higher orders' clusters order 0 took over */
 	u64 cache_kept;		/* slots swapalloc_keep_cache() kept at swap-in */
+	u64 kept_returned;	/* kept slots given back when room ran short */
+	unsigned long *kept;	/* slots kept at a swap-in and not freed since */
+	unsigned long nr_kept;	/* bits set in ->kept */
+	bool returning;		/* the reclaim work is to give kept slots back */
 };
 
 struct swapalloc_dev {

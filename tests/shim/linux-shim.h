@@ -42,6 +42,17 @@ typedef unsigned int gfp_t;
 #define WRITE_ONCE(x, val)	(*(volatile typeof(x) *)&(x) = (val))
 
 #define BIT(nr)			(1UL << (nr))
+#define BITS_PER_LONG		(8 * (int)sizeof(long))
+#define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define BIT_WORD(nr)		((nr) / BITS_PER_LONG)
+#define BIT_MASK(nr)		(1UL << ((nr) % BITS_PER_LONG))
+#define __set_bit(nr, map)	((map)[BIT_WORD(nr)] |= BIT_MASK(nr))
+#define test_bit(nr, map)	(!!((map)[BIT_WORD(nr)] & BIT_MASK(nr)))
+#define __test_and_clear_bit(nr, map) ({				\
+	bool __was = test_bit(nr, map);					\
+	(map)[BIT_WORD(nr)] &= ~BIT_MASK(nr);				\
+	__was;								\
+})
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
 #define ALIGN(x, a)		(((x) + ((typeof(x))(a) - 1)) & ~((typeof(x))(a) - 1))

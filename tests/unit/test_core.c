@@ -1212,6 +1212,61 @@ static void test_keep_cache_whole_block(void)
 	T_EQ(s->dev.place.cache_kept, 0);
 }
 
+/*
+ * At most one slot in SA_PLACE_KEEP_SHARE is kept at a time: 192 of a
+ * 3072-slot device, 24 folios of 8 pages.  A kept slot that is freed
+ * makes room for another keep.
+ */
+static void test_keep_cache_bounded(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+	unsigned int b;
+
+	T_EQ(s->dev.max / SA_PLACE_KEEP_SHARE, 192);
+	for (b = 0; b < 24; b++)
+		T_EQ(swapin_keep(s, CS + 16 * b, 3), true);
+	T_EQ(s->dev.place.nr_kept, 192);
+	T_EQ(swapin_keep(s, CS + 16 * 24, 3), false);
+	T_EQ(s->dev.place.cache_kept, 192);
+	/* The folio goes (munmap): its slots are freed, and kept no more. */
+	sim_cache_del(s, CS);
+	T_EQ(s->dev.place.nr_kept, 184);
+	/* The refused folio, still in the swap cache, asks again. */
+	sim_lock(&s->sd);
+	T_EQ(swapalloc_keep_cache(&s->dev, CS + 16 * 24, 8), true);
+	sim_unlock(&s->sd);
+	T_EQ(s->dev.place.nr_kept, 192);
+}
+
+/*
+ * When the device runs short of room, the next allocation sends the
+ * reclaim work to give every kept slot that only the swap cache holds
+ * back; the work frees them and the device has them again.
+ */
+static void test_keep_cache_returned_when_room_runs_short(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+	unsigned long kicks, used;
+
+	T_EQ(swapin_keep(s, CS + 5, 0), true);
+	T_EQ(swapin_keep(s, CS + 16, 3), true);
+	T_EQ(s->dev.place.nr_kept, 9);
+	T_ASSERT(!s->dev.place.returning);
+	kicks = s->sd.cnt.kick_reclaim;
+	/* Fill clusters 2-5 but for less than two clusters' worth. */
+	while (swapalloc_env_free_slots(&s->dev.env) >= 2 * CS)
+		alloc_ok(s, 4);
+	alloc_ok(s, 4);
+	T_ASSERT(s->dev.place.returning);
+	T_EQ(s->sd.cnt.kick_reclaim, kicks + 1);
+	used = s->sd.inuse;
+	sim_reclaim_work(s);
+	T_EQ(s->dev.place.nr_kept, 0);
+	T_EQ(s->dev.place.kept_returned, 9);
+	T_EQ(s->sd.inuse, used - 9);
+	T_ASSERT(!s->dev.place.returning);
+}
+
 static void test_swapoff_fails_without_looping(void)
 {
 	struct sim *s = range_reclaim_setup(4, false);
@@ -1922,14 +1977,14 @@ static void test_dev_init_errors(void)
 
 	memset(&dev, 0, sizeof(dev));
 	T_EQ(swapalloc_dev_init(&dev, 0, SA_POLICY_PERCPU, false), -EINVAL);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		memset(&dev, 0, sizeof(dev));
 		shim_fail_alloc_after = i;
 		T_EQ(swapalloc_dev_init(&dev, 4 * CS, SA_POLICY_PERCPU, false), -ENOMEM);
 		T_EQ(shim_live_allocs, live);
-		T_ASSERT(!dev.clusters && !dev.scratch && !dev.pcp);
+		T_ASSERT(!dev.clusters && !dev.scratch && !dev.pcp && !dev.place.kept);
 	}
-	shim_fail_alloc_after = 2;
+	shim_fail_alloc_after = 3;
 	memset(&dev, 0, sizeof(dev));
 	T_EQ(swapalloc_dev_init(&dev, 4 * CS, SA_POLICY_GLOBAL, false), 0);
 	T_ASSERT(!dev.pcp);
@@ -2259,6 +2314,8 @@ static const struct t_case cases[] = {
 	T_CASE(test_keep_cache_single_slot_in_used_block),
 	T_CASE(test_keep_cache_not_roomy),
 	T_CASE(test_keep_cache_whole_block),
+	T_CASE(test_keep_cache_bounded),
+	T_CASE(test_keep_cache_returned_when_room_runs_short),
 	T_CASE(test_swapoff_fails_without_looping),
 	T_CASE(test_swapoff_during_reclaim),
 	T_CASE(test_rotational_sequential),
