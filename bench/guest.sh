@@ -329,7 +329,8 @@ cost_case() {
 			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
 			# Without the module loaded its function cannot be probed: builtin probes only.
 			if [ "$a" = builtin ]; then
-				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc$/,/^}$/d; /clear(@s\(start\|order\))/d' \
+				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc\(_batch\)\{0,1\}$/,/^}$/d
+				     /clear(@\(sstart\|sorder\|bstart_batch\|border_batch\))/d' \
 					"$SWAPALLOC_TOP/bench/alloc-cost.bt" > /tmp/cost.bt
 			else
 				cp "$SWAPALLOC_TOP/bench/alloc-cost.bt" /tmp/cost.bt

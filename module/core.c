@@ -602,6 +602,24 @@ static inline bool sa_holes_pay(struct swapalloc_dev *dev)
 }
 
 /* Slots allocated or freed count down the wait after a fruitless reclaim. */
+static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr);
+
+/*
+ * After @nr slots were allocated: the reclaim's back-off, the placement's
+ * bookkeeping, and the background reclaim when the device is nearly
+ * exhausted.
+ */
+static void sa_after_alloc(struct swapalloc_dev *dev, unsigned int nr)
+{
+	sa_reclaim_churn(dev, nr);
+	sa_place_note_alloc(dev, nr);
+	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
+	    !dev->reclaim_wait && !dev->quiescing &&
+	    swapalloc_env_swap_full(&dev->env))
+		swapalloc_env_kick_reclaim(&dev->env);
+}
+
+/* Slots allocated or freed count down the wait after a fruitless reclaim. */
 static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
 {
 	dev->reclaim_wait -= min_t(unsigned int, dev->reclaim_wait, nr);
@@ -890,13 +908,92 @@ done:
 	sa_count(&dev->stats.order[order].src[src], 1);
 	trace_swapalloc_alloc(dev, order, off, src);
 	sa_set_cursor(dev, cur, order, next);
-	sa_reclaim_churn(dev, 1U << order);
-	sa_place_note_alloc(dev, 1U << order);
-	if (swapalloc_env_free_slots(&dev->env) < SA_CLUSTER_SLOTS &&
-	    !dev->reclaim_wait && !dev->quiescing &&
-	    swapalloc_env_swap_full(&dev->env))
-		swapalloc_env_kick_reclaim(&dev->env);
+	sa_after_alloc(dev, 1U << order);
 	return off;
+}
+
+/*
+ * The fast path of a batch: as many entries as the cursor's cluster has
+ * free, up to @nr, from the cursor on, committed under one cluster lock.
+ * Returns how many; 0 if the cursor has no cluster of @order, or no
+ * free range is left in it after the cursor.
+ */
+static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
+				 struct swapalloc_cursor *cur, int order,
+				 unsigned char usage, int nr,
+				 swapalloc_slot_t *slots)
+{
+	unsigned long from = cur->next[order], size = 1UL << order, end, last;
+	struct swapalloc_cluster *ci;
+	int n, i;
+
+	if (!from || from >= dev->max)
+		return 0;
+	ci = sa_cluster(dev, from);
+	if (ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD ||
+	    ci->order != order)
+		return 0;
+	nr = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
+	end = sa_end(dev, ci);
+	from = ALIGN(from, size);
+	if (nr <= 0 || from + size > end)
+		return 0;
+	n = swapalloc_env_commit_batch(&dev->env, from, end, order, usage, nr, slots);
+	if (!n)
+		return 0;
+	ci->count += n << order;
+	if (ci->count == SA_CLUSTER_SLOTS)
+		sa_move(dev, ci, SA_LIST_FULL);
+	sa_count(&dev->stats.order[order].requests, n);
+	sa_count(&dev->stats.order[order].success, n);
+	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);
+	for (i = 0; i < n; i++)
+		trace_swapalloc_alloc(dev, order, swapalloc_env_slot_offset(slots[i]),
+				      SA_SRC_CURSOR);
+	last = swapalloc_env_slot_offset(slots[n - 1]);
+	sa_set_cursor(dev, cur, order,
+		      ci->count < SA_CLUSTER_SLOTS && last + 2 * size <= end ?
+		      last + size : 0);
+	sa_after_alloc(dev, n << order);
+	return n;
+}
+
+/**
+ * swapalloc_alloc_batch() - allocate up to @nr entries of one order
+ * @dev: the device
+ * @order: each entry is 1 << @order slots
+ * @usage: the swap map value, as for swapalloc_alloc()
+ * @nr: how many entries
+ * @slots: where they go
+ *
+ * A swap slot cache refill (64 entries of order 0) in one call: the
+ * cursor's cluster serves as many as it can in one commit, and
+ * swapalloc_alloc() the others, one by one, each setting the cursor
+ * anew.  Returns how many entries were allocated; fewer than @nr when no
+ * more could be.
+ */
+int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
+			  unsigned char usage, int nr, swapalloc_slot_t *slots)
+{
+	unsigned long off;
+	int n = 0, got;
+
+	if (order < 0 || order >= SA_NR_ORDERS)
+		return 0;
+	while (n < nr && swapalloc_env_writable(&dev->env)) {
+		/* Looked up each time: a reclaim may have moved us to another CPU. */
+		got = sa_alloc_cursor_batch(dev, sa_cursor(dev), order, usage,
+					    nr - n, slots + n);
+		if (got) {
+			n += got;
+			continue;
+		}
+		off = swapalloc_alloc(dev, order, usage);
+		if (!off)
+			break;
+		slots[n++] = swapalloc_env_slot(&dev->env, off);
+	}
+	return n;
 }
 
 /**

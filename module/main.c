@@ -343,6 +343,15 @@ static unsigned long swapalloc_alloc_slots(struct swap_info_struct *si,
 	return swapalloc_alloc(&kdev->core, order, usage);
 }
 
+static int swapalloc_alloc_slots_batch(struct swap_info_struct *si, int order,
+				       unsigned char usage, int nr,
+				       swp_entry_t *slots)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	return swapalloc_alloc_batch(&kdev->core, order, usage, nr, slots);
+}
+
 static void swapalloc_free_slots(struct swap_info_struct *si,
 				 unsigned long offset, unsigned int nr)
 {
@@ -409,6 +418,7 @@ struct swap_alloc_ops swapalloc_ops = {
 	.attach = swapalloc_attach,
 	.bind = swapalloc_bind,
 	.alloc = swapalloc_alloc_slots,
+	.alloc_batch = swapalloc_alloc_slots_batch,
 	.free = swapalloc_free_slots,
 	.keep_cache = swapalloc_keep_cache_slots,
 	.quiesce = swapalloc_quiesce,

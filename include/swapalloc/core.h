@@ -194,6 +194,8 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev);
 
 unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 			      unsigned char usage);
+int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
+			  unsigned char usage, int nr, swapalloc_slot_t *slots);
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);

@@ -10,6 +10,7 @@
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
+#include <linux/swapops.h>
 #include <linux/wait_bit.h>
 #include <linux/swap_alloc.h>
 
@@ -24,6 +25,29 @@ static inline bool swapalloc_env_commit(struct swapalloc_env *env,
 					unsigned char usage)
 {
 	return swap_alloc_commit(env->si, offset, order, usage);
+}
+
+/*
+ * Hand out the first @nr free aligned ranges of [@start, @end), within one
+ * cluster, under one cluster lock; their entries go to @slots.
+ */
+static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
+					     unsigned long start, unsigned long end,
+					     int order, unsigned char usage,
+					     int nr, swapalloc_slot_t *slots)
+{
+	return swap_alloc_commit_batch(env->si, start, end, order, usage, nr, slots);
+}
+
+static inline swapalloc_slot_t swapalloc_env_slot(struct swapalloc_env *env,
+						  unsigned long offset)
+{
+	return swp_entry(env->si->type, offset);
+}
+
+static inline unsigned long swapalloc_env_slot_offset(swapalloc_slot_t slot)
+{
+	return swp_offset(slot);
 }
 
 /*

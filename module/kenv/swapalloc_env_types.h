@@ -16,8 +16,8 @@
 #include <linux/workqueue.h>
 
 /* Kbuild stops earlier, with the fix, when the kernel has no hook at all. */
-#if SWAP_ALLOC_API_VERSION != 5
-#error "swapalloc: kernel swap_alloc hook is not version 5; apply this release's patches/"
+#if SWAP_ALLOC_API_VERSION != 6
+#error "swapalloc: kernel swap_alloc hook is not version 6; apply this release's patches/"
 #endif
 
 #ifdef CONFIG_THP_SWAP
@@ -25,6 +25,9 @@
 #else
 #define SWAPALLOC_MAX_ORDER	8	/* SWAPFILE_CLUSTER is 256 slots */
 #endif
+
+/* What a batch allocation hands back: the kernel's swap entries. */
+typedef swp_entry_t swapalloc_slot_t;
 
 /* The swap device, and the work items that act on it outside allocation. */
 struct swapalloc_env {

@@ -92,6 +92,53 @@ fail:
 	return false;
 }
 
+/*
+ * swap_alloc_commit_batch(): every free aligned range of [@start, @end)
+ * is committed with swapalloc_env_commit(), so it is checked, counted and
+ * can be made to fail the same way.
+ */
+static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
+					     unsigned long start, unsigned long end,
+					     int order, unsigned char usage,
+					     int nr, swapalloc_slot_t *slots)
+{
+	struct sim_dev *sd = env->sim;
+	unsigned long size = 1UL << order, off, i;
+	int n = 0;
+
+	sim_must_hold(sd, "swapalloc_env_commit_batch()");
+	sd->cnt.batches++;
+	if (!start || end <= start || !IS_ALIGNED(start, size) ||
+	    !sim_range_ok(sd, start, end - start)) {
+		sim_violation(sd, "commit_batch of %lu-%lu order %d: unaligned, 0 or across clusters",
+			      start, end, order);
+		return 0;
+	}
+	for (off = start; off + size <= end && n < nr; off += size) {
+		for (i = 0; i < size; i++)
+			if (sd->swap_map[off + i])
+				break;
+		sd->cnt.map_reads += i < size ? i + 1 : size;
+		if (i < size)
+			continue;
+		if (!swapalloc_env_commit(env, off, order, usage))
+			break;
+		slots[n++] = off;
+	}
+	return n;
+}
+
+static inline swapalloc_slot_t swapalloc_env_slot(struct swapalloc_env *env,
+						  unsigned long offset)
+{
+	return offset;
+}
+
+static inline unsigned long swapalloc_env_slot_offset(swapalloc_slot_t slot)
+{
+	return slot;
+}
+
 static inline bool swapalloc_env_writable(struct swapalloc_env *env)
 {
 	return env->sim->writable;

@@ -35,6 +35,7 @@ enum sim_event {
 struct sim_counters {
 	unsigned long map_reads;
 	unsigned long commits;		/* swapalloc_env_commit() calls */
+	unsigned long batches;		/* swapalloc_env_commit_batch() calls */
 	unsigned long commit_fails;	/* of which failed */
 	unsigned long injected;		/* of which by fail_commit_at */
 	unsigned long injected_free;	/* of those, into a free cluster */
@@ -106,5 +107,8 @@ struct sim_dev {
 struct swapalloc_env {
 	struct sim_dev *sim;
 };
+
+/* What a batch allocation hands back: offsets. */
+typedef unsigned long swapalloc_slot_t;
 
 #endif /* _SWAPALLOC_ENV_TYPES_H */

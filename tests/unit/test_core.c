@@ -146,6 +146,19 @@ static unsigned long alloc_ok(struct sim *s, int order)
 	return off;
 }
 
+/* swapalloc_alloc_batch() under the lock; every entry checked as alloc_ok()'s. */
+static int batch_ok(struct sim *s, int order, int nr, unsigned long *offs)
+{
+	int n, i;
+
+	sim_lock(&s->sd);
+	n = swapalloc_alloc_batch(&s->dev, order, 1, nr, offs);
+	sim_unlock(&s->sd);
+	for (i = 0; i < n; i++)
+		expect_entry(s, offs[i], order);
+	return n;
+}
+
 static unsigned int list_len(struct list_head *head)
 {
 	struct list_head *p;
@@ -1454,6 +1467,79 @@ static void test_free_list_interleaved_on_percpu_devices(void)
 		T_EQ(list_at(s, &s->dev.free, pos), pos + 1);
 }
 
+/*
+ * A slot cache refill: the first entry by the order of preference, which
+ * sets the cursor, the other 63 from the cursor's cluster in one commit.
+ */
+static void test_batch_refill_from_cursor(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long offs[64], commits;
+	int i;
+
+	commits = s->sd.cnt.commits;
+	T_EQ(batch_ok(s, 0, 64, offs), 64);
+	for (i = 0; i < 64; i++)
+		T_EQ(offs[i], 1 + i);			/* slot 0 is the header */
+	T_EQ(s->sd.cnt.commits - commits, 64);
+	T_EQ(s->sd.cnt.batches, 1);			/* one cluster lock for 63 */
+	T_EQ(s->dev.stats.order[0].success, 64);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 63);
+	T_EQ(cpu_next(s, 0, 0), 65);
+	T_EQ(CL(s, 0)->count, 65);
+	expect_valid(s);
+}
+
+/*
+ * A batch passes over used slots and slots only the swap cache holds,
+ * fills its cluster up (which goes to the full list, the cursor with
+ * nothing), and goes on in the next cluster by the order of preference.
+ */
+static void test_batch_skips_used_and_crosses_clusters(void)
+{
+	struct sim *s = new_sim_nobind(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long offs[64];
+	int n = 0, got, i;
+
+	sim_prefill(s, 10, 5, 1);			/* 10-14 used */
+	sim_prefill(s, 20, 1, 1);
+	sim_bind(s);
+	make_cache_only(s, 20, 0, 0, false);		/* 20: cache only */
+	s->sd.full = SIM_FULL_OFF;
+	while (n < CS - 7) {
+		got = batch_ok(s, 0, 64, offs);
+		T_ASSERT(got > 0);
+		for (i = 0; i < got; i++) {
+			T_ASSERT(offs[i] != 20 && (offs[i] < 10 || offs[i] > 14));
+			if (n + i < CS - 7)
+				T_EQ(offs[i] / CS, 0);
+			else
+				T_EQ(offs[i] / CS, 1);
+		}
+		n += got;
+	}
+	T_EQ(CL(s, 0)->list, SA_LIST_FULL);
+	T_EQ(CL(s, 0)->cursors, 0);
+	expect_valid(s);
+}
+
+/* Order 4, and a device that runs out: a short batch, then none. */
+static void test_batch_short_when_full(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+	unsigned long offs[64];
+
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(batch_ok(s, 4, 64, offs), 32);		/* cluster 1, all of it */
+	T_EQ(offs[0], CS);
+	T_EQ(offs[31], 2 * CS - 16);
+	T_EQ(batch_ok(s, 4, 64, offs), 0);
+	T_EQ(s->dev.stats.order[4].success, 32);
+	s->sd.writable = false;
+	T_EQ(batch_ok(s, 0, 64, offs), 0);
+	expect_valid(s);
+}
+
 /* swapalloc_check() counts the cursors in each cluster. */
 static void test_check_counts_cursors(void)
 {
@@ -2325,6 +2411,9 @@ static const struct t_case cases[] = {
 	T_CASE(test_percpu_cursors_share_when_nothing_else),
 	T_CASE(test_free_list_interleaved_on_percpu_devices),
 	T_CASE(test_check_counts_cursors),
+	T_CASE(test_batch_refill_from_cursor),
+	T_CASE(test_batch_skips_used_and_crosses_clusters),
+	T_CASE(test_batch_short_when_full),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
 	T_CASE(test_natural_alignment_every_order),
