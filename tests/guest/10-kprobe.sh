@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # bpftrace can see the swap slot allocator: a kprobe on
-# cluster_alloc_swap_entry (kept out of line by patch 0001) fires while
+# cluster_alloc_swap_entry (kept out of line by patch 0002) fires while
 # memory is pushed to zram swap with MADV_PAGEOUT.
 #
 # vm: --mem 2G --smp 2 --timeout 300

@@ -48,7 +48,7 @@ grep -q ' T get_swap_pages$' "$tmp/syms" ||
 	{ echo "FAIL: no get_swap_pages in the object"; exit 1; }
 echo "mm/swapfile.c builds cleanly with CONFIG_SWAP_ALLOC_HOOK off"
 
-# mm/memory.c asks the hook at swap-in (patch 0010): with the option off
+# mm/memory.c asks the hook at swap-in (patch 0011): with the option off
 # it builds without a warning and calls nothing of the hook's (the stub
 # in mm/swap.h), while the tree's own object, built with it on, does.
 hook_off memory

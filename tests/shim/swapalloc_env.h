@@ -3,7 +3,7 @@
  * Userspace environment of the swapalloc core: the simulated swap device.
  * Each function keeps the contract of its kernel version in
  * module/kenv/swapalloc_env.h and of the swap_alloc_*() helper behind it
- * (patches/0006), and checks that the core keeps its side: the simulated
+ * (patches/0007), and checks that the core keeps its side: the simulated
  * si->lock is held on every call, ranges are aligned and within one
  * cluster, held slots were free, released ones held.  A broken rule is a
  * "violation": counted in sim_dev::violations and warned about.

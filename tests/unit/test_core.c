@@ -1116,7 +1116,7 @@ static void test_antifrag_full_holes_in_a_row(void)
 }
 
 /*
- * swapalloc_keep_cache() (module/place.c), asked by patch 0010's hook in
+ * swapalloc_keep_cache() (module/place.c), asked by patch 0011's hook in
  * do_swap_page() before it frees a swapped-in folio's swap cache.  The
  * device: cluster 0 full since the bind, cluster 1 full of 64K entries,
  * the rest free (@max slots; with @prefill_last the last cluster in use
