@@ -921,7 +921,7 @@ done:
 static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
 				 struct swapalloc_cursor *cur, int order,
 				 unsigned char usage, int nr,
-				 swapalloc_slot_t *slots)
+				 swp_entry_t *slots)
 {
 	unsigned long from = cur->next[order], size = 1UL << order, end, last;
 	struct swapalloc_cluster *ci;
@@ -948,9 +948,9 @@ static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
 	sa_count(&dev->stats.order[order].success, n);
 	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);
 	for (i = 0; i < n; i++)
-		trace_swapalloc_alloc(dev, order, swapalloc_env_slot_offset(slots[i]),
+		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
 				      SA_SRC_CURSOR);
-	last = swapalloc_env_slot_offset(slots[n - 1]);
+	last = swp_offset(slots[n - 1]);
 	sa_set_cursor(dev, cur, order,
 		      ci->count < SA_CLUSTER_SLOTS && last + 2 * size <= end ?
 		      last + size : 0);
@@ -973,7 +973,7 @@ static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
  * more could be.
  */
 int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
-			  unsigned char usage, int nr, swapalloc_slot_t *slots)
+			  unsigned char usage, int nr, swp_entry_t *slots)
 {
 	unsigned long off;
 	int n = 0, got;
@@ -1222,7 +1222,8 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 		for_each_possible_cpu(cpu) {
 			next = per_cpu_ptr(dev->pcp, cpu)->next[o];
 			if (next >= dev->max)
-				return sa_violation(buf, len, "cpu %d cursor[%u] = %lu beyond the device",
+				return sa_violation(buf, len,
+						    "cpu %d cursor[%u] = %lu beyond the device",
 						    cpu, o, next);
 			if (next)
 				dev->scratch[next / SA_CLUSTER_SLOTS]++;
@@ -1230,7 +1231,8 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 	}
 	for (i = 0; i < dev->nr_clusters; i++)
 		if (dev->clusters[i].cursors != dev->scratch[i])
-			return sa_violation(buf, len, "cluster %u counts %u cursors, %u point into it",
+			return sa_violation(buf, len,
+					    "cluster %u counts %u cursors, %u point into it",
 					    i, dev->clusters[i].cursors, dev->scratch[i]);
 	for (i = 0; i < dev->nr_clusters; i++) {
 		if (i && !(i % SA_BATCH_CLUSTERS))

@@ -37,9 +37,8 @@
  * (SWAP_ADDRESS_SPACE_PAGES in mm/swap.h), each with its own i_pages
  * lock: CPUs that swap out into different ones do not contend on it.
  */
-#define SA_SPACE_SLOTS		(1UL << 14)
-#define SA_SPACE_CLUSTERS	(SA_SPACE_SLOTS > SA_CLUSTER_SLOTS ? \
-				 SA_SPACE_SLOTS / SA_CLUSTER_SLOTS : 1)
+#define SA_SPACE_SLOTS		BIT(14)
+#define SA_SPACE_CLUSTERS	(SA_SPACE_SLOTS / SA_CLUSTER_SLOTS ?: 1)
 
 /* Which list a cluster is on; every cluster is on exactly one. */
 enum swapalloc_list {
@@ -195,7 +194,7 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev);
 unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 			      unsigned char usage);
 int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
-			  unsigned char usage, int nr, swapalloc_slot_t *slots);
+			  unsigned char usage, int nr, swp_entry_t *slots);
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);

@@ -34,20 +34,16 @@ static inline bool swapalloc_env_commit(struct swapalloc_env *env,
 static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
 					     unsigned long start, unsigned long end,
 					     int order, unsigned char usage,
-					     int nr, swapalloc_slot_t *slots)
+					     int nr, swp_entry_t *slots)
 {
 	return swap_alloc_commit_batch(env->si, start, end, order, usage, nr, slots);
 }
 
-static inline swapalloc_slot_t swapalloc_env_slot(struct swapalloc_env *env,
-						  unsigned long offset)
+/* The swap entry of slot @offset of the device. */
+static inline swp_entry_t swapalloc_env_slot(struct swapalloc_env *env,
+					     unsigned long offset)
 {
 	return swp_entry(env->si->type, offset);
-}
-
-static inline unsigned long swapalloc_env_slot_offset(swapalloc_slot_t slot)
-{
-	return swp_offset(slot);
 }
 
 /*
@@ -169,7 +165,7 @@ static inline void swapalloc_env_wait_discard(struct swapalloc_env *env,
 static inline void swapalloc_env_discard_done(struct swapalloc_env *env,
 					      unsigned int *done)
 {
-	smp_mb();
+	smp_mb();	/* the count before the look at the wait queue */
 	wake_up_var(done);
 }
 

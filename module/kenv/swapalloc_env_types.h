@@ -26,9 +26,6 @@
 #define SWAPALLOC_MAX_ORDER	8	/* SWAPFILE_CLUSTER is 256 slots */
 #endif
 
-/* What a batch allocation hands back: the kernel's swap entries. */
-typedef swp_entry_t swapalloc_slot_t;
-
 /* The swap device, and the work items that act on it outside allocation. */
 struct swapalloc_env {
 	struct swap_info_struct *si;

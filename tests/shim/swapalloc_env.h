@@ -92,6 +92,13 @@ fail:
 	return false;
 }
 
+/* The swap entry of slot @offset of the device. */
+static inline swp_entry_t swapalloc_env_slot(struct swapalloc_env *env,
+					     unsigned long offset)
+{
+	return (swp_entry_t){ .val = offset };
+}
+
 /*
  * swap_alloc_commit_batch(): every free aligned range of [@start, @end)
  * is committed with swapalloc_env_commit(), so it is checked, counted and
@@ -100,7 +107,7 @@ fail:
 static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
 					     unsigned long start, unsigned long end,
 					     int order, unsigned char usage,
-					     int nr, swapalloc_slot_t *slots)
+					     int nr, swp_entry_t *slots)
 {
 	struct sim_dev *sd = env->sim;
 	unsigned long size = 1UL << order, off, i;
@@ -123,20 +130,9 @@ static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
 			continue;
 		if (!swapalloc_env_commit(env, off, order, usage))
 			break;
-		slots[n++] = off;
+		slots[n++] = swapalloc_env_slot(env, off);
 	}
 	return n;
-}
-
-static inline swapalloc_slot_t swapalloc_env_slot(struct swapalloc_env *env,
-						  unsigned long offset)
-{
-	return offset;
-}
-
-static inline unsigned long swapalloc_env_slot_offset(swapalloc_slot_t slot)
-{
-	return slot;
 }
 
 static inline bool swapalloc_env_writable(struct swapalloc_env *env)

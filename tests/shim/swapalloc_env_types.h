@@ -108,7 +108,14 @@ struct swapalloc_env {
 	struct sim_dev *sim;
 };
 
-/* What a batch allocation hands back: offsets. */
-typedef unsigned long swapalloc_slot_t;
+/* A swap entry, as the kernel's: here the offset alone (one device). */
+typedef struct {
+	unsigned long val;
+} swp_entry_t;
+
+static inline unsigned long swp_offset(swp_entry_t entry)
+{
+	return entry.val;
+}
 
 #endif /* _SWAPALLOC_ENV_TYPES_H */

@@ -149,13 +149,17 @@ static unsigned long alloc_ok(struct sim *s, int order)
 /* swapalloc_alloc_batch() under the lock; every entry checked as alloc_ok()'s. */
 static int batch_ok(struct sim *s, int order, int nr, unsigned long *offs)
 {
+	swp_entry_t slots[64];
 	int n, i;
 
+	T_ASSERT(nr <= 64);
 	sim_lock(&s->sd);
-	n = swapalloc_alloc_batch(&s->dev, order, 1, nr, offs);
+	n = swapalloc_alloc_batch(&s->dev, order, 1, nr, slots);
 	sim_unlock(&s->sd);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		offs[i] = swp_offset(slots[i]);
 		expect_entry(s, offs[i], order);
+	}
 	return n;
 }
 
