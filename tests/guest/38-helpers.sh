@@ -6,8 +6,11 @@
 # struct swap_alloc_ops (without ->quiesce, but for the discard of held
 # slots on a device without discard) on one device and makes one bad
 # call per load: swap_alloc_commit() with order 40 or -1 or usage 0 or
-# 0x3f, swap_alloc_discard() on a device swapped on without discard and of
-# slots not held, and swap_alloc_hold() of 4 clusters kept through rmmod.
+# 0x3f, swap_alloc_commit_batch() with order 40 or a range across two
+# clusters, swap_alloc_ask_keep_cache() from an allocator without
+# ->keep_cache, swap_alloc_discard() on a device swapped on without
+# discard and of slots not held, and swap_alloc_hold() of 4 clusters kept
+# through rmmod.
 # Two more cases hold an allocation in ->alloc while rmmod unbinds the
 # device (unbind_in_alloc, free_in_unbind: see below).
 # Per call, asserted: no WARN or Call Trace, a kernel log line (not the
@@ -22,6 +25,7 @@
 #
 # vm: --mem 512M --disk h1:16M --disk h2:16M --disk h3:16M --disk h4:16M
 # vm: --disk h5:16M --disk h6:16M --disk h7:16M --disk h8:16M --disk h9:16M
+# vm: --disk h10:16M --disk h11:16M --disk h12:16M
 # vm: --timeout 900
 . "$(dirname "$0")/../lib/guest.sh"
 
@@ -133,6 +137,9 @@ one commit_order40 h1 "$call" "$ret"
 one commit_order_neg h2 "$call" "$ret"
 one commit_usage0 h3 "$call" "$ret"
 one commit_usage_bad h4 "$call" "$ret"
+one batch_order40 h10 "$call" "$ret"
+one batch_across h11 "$call" "$ret"
+one ask_nokeep h12 "$call" "$ret"
 # With a ->quiesce, so that swap_alloc_hold() may hold the slots first.
 kargs=quiesce=1 one discard_nodiscard h5 "calling swap_alloc_discard" "swap_alloc_discard returned"
 one discard_notheld h6 "$call" "$ret" --discard=pages

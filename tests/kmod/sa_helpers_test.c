@@ -15,6 +15,11 @@
  *   commit_usage0     swap_alloc_commit() of a free slot with usage 0
  *   commit_usage_bad  swap_alloc_commit() of a free slot with usage 0x3f
  *                     (SWAP_MAP_BAD)
+ *   batch_order40     swap_alloc_commit_batch() of a free cluster, order 40
+ *   batch_across      swap_alloc_commit_batch() of a range that runs into
+ *                     the next cluster
+ *   ask_nokeep        swap_alloc_ask_keep_cache(si, true) from an
+ *                     allocator without ->keep_cache
  *   discard_nodiscard swap_alloc_discard() of held slots on a device
  *                     swapped on without discard
  *   discard_notheld   swap_alloc_discard() of free slots that are not held
@@ -235,6 +240,22 @@ static int sa_test_commit(struct swap_info_struct *si, unsigned long off,
 	return 0;
 }
 
+static int sa_test_commit_batch(struct swap_info_struct *si, unsigned long start,
+				unsigned long end, int order)
+{
+	swp_entry_t slots[4];
+	int n;
+
+	pr_info("%s: calling swap_alloc_commit_batch(%lu-%lu, order %d)\n",
+		sa_test_name, start, end, order);
+	spin_lock(&si->lock);
+	n = swap_alloc_commit_batch(si, start, end, order, SWAP_HAS_CACHE,
+				    ARRAY_SIZE(slots), slots);
+	spin_unlock(&si->lock);
+	pr_info("%s: swap_alloc_commit_batch returned %d\n", sa_test_name, n);
+	return 0;
+}
+
 static int sa_test_run(struct swap_info_struct *si)
 {
 	unsigned long off, from;
@@ -256,6 +277,21 @@ static int sa_test_run(struct swap_info_struct *si)
 		return sa_test_commit(si, off, 0, 0);
 	if (!strcmp(sa_test_name, "commit_usage_bad"))
 		return sa_test_commit(si, off, 0, SWAP_MAP_BAD);
+	if (!strcmp(sa_test_name, "batch_order40"))
+		return sa_test_commit_batch(si, off, off + SA_TEST_CLUSTER, 40);
+	if (!strcmp(sa_test_name, "batch_across"))
+		return sa_test_commit_batch(si, off + SA_TEST_CLUSTER - 2,
+					    off + SA_TEST_CLUSTER + 2, 0);
+	if (!strcmp(sa_test_name, "ask_nokeep")) {
+		pr_info("%s: calling swap_alloc_ask_keep_cache(true) without ->keep_cache\n",
+			sa_test_name);
+		spin_lock(&si->lock);
+		swap_alloc_ask_keep_cache(si, true);
+		pr_info("%s: swap_alloc_ask_keep_cache returned; alloc_keep_cache is %d\n",
+			sa_test_name, READ_ONCE(si->alloc_keep_cache));
+		spin_unlock(&si->lock);
+		return 0;
+	}
 
 	if (!strcmp(sa_test_name, "discard_nodiscard")) {
 		/* Held first, so that only the device's missing discard is wrong. */
