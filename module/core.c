@@ -469,14 +469,16 @@ static unsigned long sa_alloc_from(struct swapalloc_dev *dev,
  * is re-read after every cluster, since reclaim may drop the lock.  With
  * SA_SCAN_DEMOTE, a nonfull cluster that cannot serve its own order moves
  * to frag so that it is not rescanned before one of its slots is freed.
- * With SA_SCAN_UNOWNED, clusters some cursor is in are passed over (and
- * *@owned set): they are other CPUs' current clusters, and a CPU that
- * joined one would share its cache lines and swap cache address space.
+ * With SA_SCAN_UNOWNED, clusters another cursor than @mine (the cluster
+ * of the allocating cursor, or NULL) is in are passed over (and *@owned
+ * set): they are other CPUs' current clusters, and a CPU that joined one
+ * would share its cache lines and swap cache address space.
  */
 static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 				  enum swapalloc_list list, int list_order,
 				  int order, unsigned char usage,
 				  unsigned int limit, unsigned int flags,
+				  const struct swapalloc_cluster *mine,
 				  unsigned long *next, bool *owned)
 {
 	struct list_head *head = swapalloc_list_head(dev, list, list_order);
@@ -486,7 +488,7 @@ static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 	while (limit-- && !list_empty(head)) {
 		ci = list_first_entry(head, struct swapalloc_cluster, node);
 		list_move_tail(&ci->node, head);
-		if ((flags & SA_SCAN_UNOWNED) && ci->cursors) {
+		if ((flags & SA_SCAN_UNOWNED) && ci->cursors > (ci == mine)) {
 			*owned = true;
 			continue;
 		}
@@ -562,7 +564,7 @@ static unsigned long sa_steal(struct swapalloc_dev *dev, bool holes,
 			if (!holes) {
 				off = sa_scan_list(dev, lists[i], o, 0, usage,
 						   min_t(unsigned int, n, SA_STEAL_SCAN_MAX),
-						   0, &next, NULL);
+						   0, NULL, &next, NULL);
 				if (off)
 					return off;
 				continue;
@@ -761,6 +763,7 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 			      unsigned char usage)
 {
 	struct swapalloc_cursor *cur = sa_cursor(dev);
+	struct swapalloc_cluster *mine = NULL;
 	unsigned long off = 0, next = 0, from;
 	unsigned int limit, waits = 0;
 	bool retried = false, owned;
@@ -772,11 +775,10 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 
 	from = cur->next[order];
 	if (from && from < dev->max) {
-		struct swapalloc_cluster *ci = sa_cluster(dev, from);
-
+		mine = sa_cluster(dev, from);
 		src = SA_SRC_CURSOR;
-		if (ci->list != SA_LIST_FREE && ci->order == order)
-			off = sa_alloc_in_cluster(dev, ci, from, order, usage, &next);
+		if (mine->list != SA_LIST_FREE && mine->order == order)
+			off = sa_alloc_in_cluster(dev, mine, from, order, usage, &next);
 		if (off)
 			goto done;
 	}
@@ -790,7 +792,7 @@ again:
 		src = SA_SRC_NONFULL;
 		off = sa_scan_list(dev, SA_LIST_NONFULL, order, order, usage,
 				   dev->nr_nonfull[order],
-				   SA_SCAN_DEMOTE | SA_SCAN_UNOWNED, &next, &owned);
+				   SA_SCAN_DEMOTE | SA_SCAN_UNOWNED, mine, &next, &owned);
 		if (off)
 			goto done;
 	}
@@ -799,7 +801,7 @@ again:
 		src = SA_SRC_FRAG;
 		limit = min_t(unsigned int, dev->nr_frag[0], SA_FRAG_SCAN_MAX);
 		off = sa_scan_list(dev, SA_LIST_FRAG, 0, 0, usage, limit,
-				   SA_SCAN_UNOWNED, &next, &owned);
+				   SA_SCAN_UNOWNED, mine, &next, &owned);
 		if (off)
 			goto done;
 		src = SA_SRC_STEAL;
@@ -837,7 +839,7 @@ again:
 	if (((dev->discards && order) || owned) && order < SA_CLUSTER_ORDER) {
 		src = SA_SRC_NONFULL;
 		off = sa_scan_list(dev, SA_LIST_NONFULL, order, order, usage,
-				   dev->nr_nonfull[order], SA_SCAN_DEMOTE, &next, NULL);
+				   dev->nr_nonfull[order], SA_SCAN_DEMOTE, NULL, &next, NULL);
 		if (off)
 			goto done;
 	}
@@ -846,7 +848,7 @@ again:
 		src = SA_SRC_FRAG;
 		limit = min_t(unsigned int, dev->nr_frag[order], SA_FRAG_SCAN_MAX);
 		off = sa_scan_list(dev, SA_LIST_FRAG, order, order, usage, limit,
-				   0, &next, NULL);
+				   0, NULL, &next, NULL);
 		if (off)
 			goto done;
 	}

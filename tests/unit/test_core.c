@@ -1563,6 +1563,27 @@ static void test_check_counts_cursors(void)
 	invalid(s);
 }
 
+/*
+ * A CPU's own cluster is not another's: when its cursor finds nothing
+ * after it, the nonfull scan still looks at the whole cluster, and takes
+ * the block freed before the cursor rather than a free cluster.
+ */
+static void test_percpu_own_cluster_rescanned(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned int i;
+
+	s->sd.full = SIM_FULL_OFF;
+	for (i = 0; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), CS + 16 * i);
+	sim_free(s, CS, 16);
+	sa_set_cursor(&s->dev, per_cpu_ptr(s->dev.pcp, 0), 4, CS + 480);
+	T_EQ(CL(s, 1)->cursors, 1);
+	T_EQ(alloc_ok(s, 4), CS);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
+	T_EQ(s->dev.nr_free, 2);
+}
+
 static void test_percpu_cursors_share_when_nothing_else(void)
 {
 	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, false);
@@ -2413,6 +2434,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_percpu_own_clusters_on_discard_devices),
 	T_CASE(test_percpu_cursors_own_clusters),
 	T_CASE(test_percpu_cursors_share_when_nothing_else),
+	T_CASE(test_percpu_own_cluster_rescanned),
 	T_CASE(test_free_list_interleaved_on_percpu_devices),
 	T_CASE(test_check_counts_cursors),
 	T_CASE(test_batch_refill_from_cursor),
