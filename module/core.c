@@ -604,7 +604,10 @@ static inline bool sa_holes_pay(struct swapalloc_dev *dev)
 }
 
 /* Slots allocated or freed count down the wait after a fruitless reclaim. */
-static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr);
+static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
+{
+	dev->reclaim_wait -= min_t(unsigned int, dev->reclaim_wait, nr);
+}
 
 /*
  * After @nr slots were allocated: the reclaim's back-off, the placement's
@@ -621,11 +624,6 @@ static void sa_after_alloc(struct swapalloc_dev *dev, unsigned int nr)
 		swapalloc_env_kick_reclaim(&dev->env);
 }
 
-/* Slots allocated or freed count down the wait after a fruitless reclaim. */
-static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
-{
-	dev->reclaim_wait -= min_t(unsigned int, dev->reclaim_wait, nr);
-}
 
 /*
  * Full-cluster reclaim: free slots that only the swap cache holds, oldest
