@@ -488,7 +488,8 @@ static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 	while (limit-- && !list_empty(head)) {
 		ci = list_first_entry(head, struct swapalloc_cluster, node);
 		list_move_tail(&ci->node, head);
-		if ((flags & SA_SCAN_UNOWNED) && ci->cursors > (ci == mine)) {
+		if ((flags & SA_SCAN_UNOWNED) && ci->cursors &&
+		    (ci != mine || ci->cursors > 1)) {
 			*owned = true;
 			continue;
 		}
@@ -623,7 +624,6 @@ static void sa_after_alloc(struct swapalloc_dev *dev, unsigned int nr)
 	    swapalloc_env_swap_full(&dev->env))
 		swapalloc_env_kick_reclaim(&dev->env);
 }
-
 
 /*
  * Full-cluster reclaim: free slots that only the swap cache holds, oldest
