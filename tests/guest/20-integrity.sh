@@ -30,9 +30,11 @@ else
 fi
 
 # run NAME FOLIO SIZE_PER_PROC: two processes, SIZE each, in the cgroup.
+# run NAME FOLIO SIZE [swapverify options]
 run() {
 	local name=$1 folio=$2 size=$3 out t0=$SECONDS
-	if out=$("${in_memcg[@]}" "$cg" "$verify" -s "$size" -f "$folio" -p 2 -q 2>&1); then
+	shift 3
+	if out=$("${in_memcg[@]}" "$cg" "$verify" -s "$size" -f "$folio" -p 2 -q "$@" 2>&1); then
 		note "$name: $(echo "$out" | tail -n 1) ($((SECONDS - t0)) s)"
 		pass "$name"
 	else
@@ -147,9 +149,11 @@ must mkswap "$ssd" >/dev/null && must swapon "$ssd"
 scenario "swapalloc ssd virtio" "${ssd##*/}" $size "$ssd_folios"
 
 # antifrag keeps the slot of a 4K page swapped in out of a live 64K block
-# (patch 0010, swapalloc_keep_cache()): the page is mapped from the swap
+# (patch 0011, swapalloc_keep_cache()): the page is mapped from the swap
 # cache and written back to that slot at its next swap-out, with no new
-# allocation.  Rewrites of single pages of swapped-out 64K folios do it.
+# allocation.  The kernel asks only where it would free the slot: here,
+# rewrites of swapped-out pages (swapverify -w), write faults that map
+# the page writable.
 place_col() {
 	awk -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		{ print $col[c] }' "$dbg/$1/place"
@@ -158,7 +162,7 @@ d=${ssd##*/}
 if echo antifrag > "$dbg/$d/policy" && grep -q '\[antifrag\]' "$dbg/$d/policy"; then
 	pass "ssd virtio: policy antifrag"
 	kept0=$(place_col "$d" cache_kept)
-	run "swapalloc ssd virtio antifrag: 64K folios" 64k $base
+	run "swapalloc ssd virtio antifrag: 64K folios" 64k $base -i 3 -w
 	kept=$(( $(place_col "$d" cache_kept) - kept0 ))
 	[ "$kept" -gt 0 ] && pass "ssd virtio antifrag: slots kept at swap-in ($kept)" ||
 		fail "ssd virtio antifrag: slots kept at swap-in" "cache_kept +$kept: $(cat "$dbg/$d/place")"

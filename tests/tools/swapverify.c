@@ -91,6 +91,7 @@ struct config {
 	uint64_t chunk;
 	uint64_t seed;
 	unsigned int iters;
+	bool write_out;		/* -w: rewrite pages while they are swapped out */
 	unsigned int procs;
 	unsigned int keep;
 	unsigned int corrupt;
@@ -528,6 +529,9 @@ static int worker_run(struct worker *w)
 		if (ci >= cfg.keep && retire(w, &win[(ci - cfg.keep) % ring]))
 			goto out;
 		for (iter = 1; iter < cfg.iters; iter++) {
+			/* -w: the rewrites fault swapped-out pages in with a write. */
+			if (cfg.write_out && pageout(w, c, &swapped))
+				goto out;
 			churn(w, c, iter, &rewritten, &dropped);
 			snprintf(what, sizeof(what), " (rewrote %zu, dropped %zu)", rewritten,
 				 dropped);
@@ -795,7 +799,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: swapverify [-s SIZE] [-c CHUNK] [-f 4k|64k] [-i ITER] [-p PROCS] [-k KEEP]\n"
-		"                  [-r SEED] [-q] [-n]\n"
+		"                  [-r SEED] [-w] [-q] [-n]\n"
 		"Fill anonymous memory with unique per-page patterns, push it to swap with\n"
 		"MADV_PAGEOUT, read it back and verify it: detects swap slots handed out twice.\n"
 		"  -s SIZE   bytes to verify per process, K/M/G suffixes (default 256M)\n"
@@ -804,6 +808,8 @@ static void help(FILE *f)
 		"  -f 64k    64K-aligned chunks with MADV_HUGEPAGE, for 64K mTHP folios\n"
 		"  -i ITER   passes per chunk; passes after the first rewrite some pages and\n"
 		"            MADV_DONTNEED others before paging out again (default 2)\n"
+		"  -w        page out before those rewrites too, so that they fault swapped-out\n"
+		"            pages in with a write (the swap-in frees or keeps their slots)\n"
 		"  -p PROCS  concurrent worker processes (default 1)\n"
 		"  -k KEEP   earlier chunks kept mapped and swapped out, verified last (default 2)\n"
 		"  -r SEED   pattern seed (default: from the clock; always printed)\n"
@@ -834,7 +840,7 @@ int main(int argc, char **argv)
 	cfg.procs = 1;
 	cfg.keep = 2;
 
-	while ((opt = getopt(argc, argv, "s:c:f:i:p:k:r:qnh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:f:i:p:k:r:wqnh")) != -1) {
 		switch (opt) {
 		case 's':
 			if (parse_size(optarg, &cfg.size) || !cfg.size)
@@ -855,6 +861,9 @@ int main(int argc, char **argv)
 		case 'i':
 			if (parse_uint(optarg, 1, MAX_ITERS, &cfg.iters))
 				goto bad_arg;
+			break;
+		case 'w':
+			cfg.write_out = true;
 			break;
 		case 'p':
 			if (parse_uint(optarg, 1, MAX_PROCS, &cfg.procs))
