@@ -164,8 +164,10 @@ if echo antifrag > "$dbg/$d/policy" && grep -q '\[antifrag\]' "$dbg/$d/policy"; 
 	kept0=$(place_col "$d" cache_kept)
 	run "swapalloc ssd virtio antifrag: 64K folios" 64k $base -i 3 -w
 	kept=$(( $(place_col "$d" cache_kept) - kept0 ))
-	[ "$kept" -gt 0 ] && pass "ssd virtio antifrag: slots kept at swap-in ($kept)" ||
-		fail "ssd virtio antifrag: slots kept at swap-in" "cache_kept +$kept: $(cat "$dbg/$d/place")"
+	# Thousands are kept (6813 in one run): a handful means the question
+	# is not asked where the kernel frees.
+	[ "$kept" -ge 256 ] && pass "ssd virtio antifrag: slots kept at swap-in ($kept, at least 256)" ||
+		fail "ssd virtio antifrag: slots kept at swap-in (at least 256)" "cache_kept +$kept: $(cat "$dbg/$d/place")"
 	check_invariants "swapalloc ssd virtio antifrag" "$d"
 else
 	fail "ssd virtio: policy antifrag" "$(cat "$dbg/$d/policy")"
