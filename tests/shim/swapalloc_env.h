@@ -15,12 +15,12 @@
 
 #define SIM_CLUSTER_SLOTS	BIT(SWAPALLOC_MAX_ORDER)
 /*
- * Most map reads in one hold of the lock: twice the core's batch of 64
- * clusters (rebuild and check let go after each batch, a forced reclaim
- * after each cluster), so a pass over a device of more than 128 clusters
- * that never lets go of the lock is a violation.
+ * Most map reads in one hold of the lock: the core's batch of 64 clusters
+ * and a quarter (rebuild and check let go after each batch, a forced
+ * reclaim after each cluster), so a pass over more than 80 clusters that
+ * never lets go of the lock is a violation.
  */
-#define SIM_HELD_READS_MAX	(2 * 64 * SIM_CLUSTER_SLOTS)
+#define SIM_HELD_READS_MAX	(80 * SIM_CLUSTER_SLOTS)
 
 __printf(2, 3) void sim_violation(struct sim_dev *sd, const char *fmt, ...);
 int sim_env_reclaim(struct sim_dev *sd, unsigned long offset);

@@ -2104,8 +2104,7 @@ static void test_rebuild_free_at_the_boundary(void)
  * A forced reclaim over a device of full clusters, none of whose slots
  * the swap cache alone holds (zram): it walks every full cluster, and
  * must let go of the lock after each one (shim: at most
- * SIM_HELD_READS_MAX map reads per hold), with other CPUs' frees and
- * allocations running in between.
+ * SIM_HELD_READS_MAX map reads per hold).
  */
 static void test_reclaim_forced_lets_go_of_the_lock(void)
 {
