@@ -25,6 +25,7 @@ void sim_lock(struct sim_dev *sd)
 	if (sd->locked)
 		sim_violation(sd, "device lock taken twice (self-deadlock)");
 	sd->locked = 1;
+	sd->held_reads = 0;
 }
 
 void sim_unlock(struct sim_dev *sd)

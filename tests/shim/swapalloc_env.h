@@ -14,6 +14,13 @@
 #include <swapalloc_env_types.h>
 
 #define SIM_CLUSTER_SLOTS	BIT(SWAPALLOC_MAX_ORDER)
+/*
+ * Most map reads in one hold of the lock: the core's batch of 64 clusters
+ * and a quarter (rebuild and check let go after each batch, a forced
+ * reclaim after each cluster), so a pass over more than 80 clusters that
+ * never lets go of the lock is a violation.
+ */
+#define SIM_HELD_READS_MAX	(80 * SIM_CLUSTER_SLOTS)
 
 __printf(2, 3) void sim_violation(struct sim_dev *sd, const char *fmt, ...);
 int sim_env_reclaim(struct sim_dev *sd, unsigned long offset);
@@ -46,6 +53,9 @@ static inline unsigned char swapalloc_env_map(struct swapalloc_env *env,
 		return SWAP_MAP_BAD;
 	}
 	sd->cnt.map_reads++;
+	if (++sd->held_reads == SIM_HELD_READS_MAX + 1)
+		sim_violation(sd, "%lu map reads without letting go of the lock",
+			      sd->held_reads);
 	return sd->swap_map[offset];
 }
 

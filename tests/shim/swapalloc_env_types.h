@@ -71,6 +71,12 @@ struct sim_dev {
 	bool fail_hold;			/* swap_alloc_hold() refuses */
 	enum sim_full_mode full;
 	int locked;			/* the simulated si->lock is held */
+	/*
+	 * Map reads since the lock was last taken: the kernel's soft-lockup
+	 * watchdog, in reads.  More than SIM_HELD_READS_MAX in one hold is
+	 * a violation (a pass over the device that never lets go).
+	 */
+	unsigned long held_reads;
 	struct swapalloc_dev *dev;	/* whose ->free() a reclaim calls */
 
 	/*

@@ -11,8 +11,10 @@
  *   build/unit/fuzz_core -max_total_time=20 [CORPUS_DIR]
  *   build/unit/fuzz_core crash-FILE        replay one input
  *
- * The first bytes choose the device (2..8 clusters, maybe a partial last
- * one, bad slots), policy, discard, races and CPUs; each later byte, or
+ * The first bytes choose the device (2..8 clusters, or one time in eight
+ * 65..72, more than the core's batch of 64 so that rebuild and check let
+ * go of the lock; maybe a partial last one, bad slots), policy, discard,
+ * races, CPUs and placement (default or antifrag); each later byte, or
  * two for choices above 256, makes one choice.  At most 3000 operations
  * per input.
  */
@@ -57,13 +59,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	shim_quiet_warnings = true;
 	model_random_cfg(&f.src, &cfg, 8);
+	if (!fuzz_next(&f.src, 8))
+		cfg.max += (63 + fuzz_next(&f.src, 8)) * SIM_CLUSTER_SLOTS;
 	if (model_init(&m, &cfg, &f.src))
 		abort();
 	while (!f.src.exhausted && m.ops < FUZZ_MAX_OPS) {
 		if (!model_step(&m)) {
-			fprintf(stderr, "fuzz_core: %s%s%s, %lu slots, %u cpus: op %lu (%s): %s\n",
+			fprintf(stderr, "fuzz_core: %s%s%s%s, %lu slots, %u cpus: op %lu (%s): %s\n",
 				swapalloc_policy_name(cfg.policy), cfg.discard ? " discard" : "",
-				cfg.races ? " races" : "", cfg.max, cfg.cpus, m.ops, m.op, m.why);
+				cfg.races ? " races" : "",
+				cfg.placement ? " antifrag" : "", cfg.max, cfg.cpus, m.ops, m.op,
+				m.why);
 			abort();
 		}
 	}

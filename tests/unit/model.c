@@ -18,8 +18,17 @@
  *    (SWP_WRITEOK cleared for a while), a commit that fails as if another
  *    CPU had raced for the slot, the discard and reclaim work items,
  *    direct full-cluster reclaim, and unbind + bind (rebuild) in between;
- *  - with races, while the core has dropped the lock (inside reclaim or
- *    discard) another operation runs, as another CPU would.
+ *  - swap-ins of single pages or small folios of an entry, as
+ *    do_swap_page() does them: the slots become SWAP_HAS_CACHE only and
+ *    swapalloc_keep_cache() is asked; its answer must be the reference's
+ *    (SA_PLACE_ANTIFRAG, roomy, a folio smaller than its cluster's order
+ *    whose block has another slot in use); slots it keeps stay in the
+ *    swap cache until dropped or reclaimed, the others are freed;
+ *  - with races, while the core has dropped the lock (inside reclaim,
+ *    discard, forced reclaim's and check's let-go) another operation
+ *    runs, as another CPU would; while a rebind's rebuild lets go, frees
+ *    only (no allocation reaches an unbound device), half of them in the
+ *    clusters at the rebuild's boundary.
  *
  * After every operation, and whenever the core has dropped the lock, the
  * model checks: swapalloc_check() passes, the environment's accounting
@@ -446,6 +455,84 @@ static void op_cache_slots(struct model *m)
 	}
 }
 
+/* What swapalloc_keep_cache() must answer for @nr slots at @off. */
+static bool model_keep_expected(struct model *m, unsigned long off, unsigned int nr)
+{
+	struct swapalloc_dev *dev = &m->s.dev;
+	struct swapalloc_cluster *ci = &dev->clusters[off / CS];
+	unsigned long start, end, i, low;
+
+	low = min_t(unsigned long, dev->place.low_free, dev->place.prev_low_free);
+	if (dev->placement != SA_PLACE_ANTIFRAG || low < 2 * CS)
+		return false;
+	if (!ci->order || nr >= 1U << ci->order || ci->list == SA_LIST_FREE ||
+	    ci->list == SA_LIST_DISCARD)
+		return false;
+	start = off & ~((1UL << ci->order) - 1);
+	end = min_t(unsigned long, start + (1UL << ci->order), m->s.sd.max);
+	for (i = start; i < end; i++)
+		if ((i < off || i >= off + nr) && m->s.sd.swap_map[i])
+			return true;
+	return false;
+}
+
+/*
+ * do_swap_page(): a folio of 1, 2 or 4 pages of an entry swapped in, its
+ * count gone to the page tables (SWAP_HAS_CACHE only), keep_cache asked
+ * under the lock; not kept, the swap cache lets go of it and the slots
+ * are freed.
+ */
+static void op_swapin(struct model *m)
+{
+	unsigned long off, nr, base, i;
+	unsigned int k, fnr;
+	bool keep, want;
+	int e = pick_entry(m);
+
+	if (e < 0)
+		return;
+	off = m->ent[e].off;
+	nr = m->ent[e].nr;
+	k = rnd(m, 6);
+	fnr = k < 4 ? 1 : 1U << (k - 3);
+	if (fnr > nr)
+		fnr = 1;
+	base = off + rnd(m, nr / fnr) * fnr;
+	for (i = base; i < base + fnr; i++)
+		if (m->ref[i] != 1 || sim_cache_folio(&m->s, i) >= 0)
+			return;
+	model_op(m, "swap-in of %u slots at %lu (entry %lu+%lu), keep_cache asked", fnr,
+		 base, off, nr);
+	sim_cache_add(&m->s, base, fnr == 1 ? 0 : fnr == 2 ? 1 : 2, false);
+	sim_set_map(&m->s, base, fnr, SWAP_HAS_CACHE);
+	memset(m->ref + base, SWAP_HAS_CACHE, fnr);
+	m->st.swapins++;
+	want = model_keep_expected(m, base, fnr);
+	sim_lock(&m->s.sd);
+	keep = swapalloc_keep_cache(&m->s.dev, base, fnr);
+	sim_unlock(&m->s.sd);
+	if (keep != want) {
+		model_fail(m, "keep_cache(%lu, %u) said %s, the reference %s", base, fnr,
+			   keep ? "keep" : "free", want ? "keep" : "free");
+		return;
+	}
+	if (keep)
+		m->st.kept += fnr;
+	else
+		cache_del(m, base);
+}
+
+/* An entry in cluster @c, or -1. */
+static int entry_in_cluster(struct model *m, unsigned long c)
+{
+	unsigned int e, n = m->nr_ent, j = rnd(m, n ? n : 1);
+
+	for (e = 0; e < n; e++)
+		if (m->ent[(e + j) % n].off / CS == c)
+			return (e + j) % n;
+	return -1;
+}
+
 /* Find a cached slot of a random entry; -1 if none. */
 static long find_cached(struct model *m)
 {
@@ -579,7 +666,9 @@ static void op_rebind(struct model *m)
 	model_op(m, "unbind and bind (rebuild)");
 	m->st.rebinds++;
 	m->depth++;		/* no allocation while unbinding */
+	m->rebinding = true;
 	sim_rebind(&m->s);
+	m->rebinding = false;
 	m->depth--;
 }
 
@@ -592,7 +681,8 @@ static void op_target(struct model *m)
 enum {
 	OP_ALLOC, OP_FREE, OP_FREE_SLOTS, OP_CACHE_WHOLE, OP_CACHE_SLOTS,
 	OP_CACHE_DROP, OP_WRITEBACK, OP_MAP, OP_CPU, OP_FULL, OP_DISCARD,
-	OP_RECLAIM, OP_SWAPOFF, OP_FAIL_COMMIT, OP_REBIND, OP_DRAIN, OP_TARGET, NR_OPS,
+	OP_RECLAIM, OP_SWAPOFF, OP_FAIL_COMMIT, OP_REBIND, OP_DRAIN, OP_SWAPIN, OP_TARGET,
+	NR_OPS,
 };
 
 /* Weights per mille; allocations are weighted by the fill level. */
@@ -601,7 +691,8 @@ static const unsigned short op_weight[NR_OPS] = {
 	[OP_CACHE_WHOLE] = 50, [OP_CACHE_SLOTS] = 50, [OP_CACHE_DROP] = 50,
 	[OP_WRITEBACK] = 40, [OP_MAP] = 20, [OP_CPU] = 40, [OP_FULL] = 15,
 	[OP_DISCARD] = 40, [OP_RECLAIM] = 10, [OP_SWAPOFF] = 4,
-	[OP_FAIL_COMMIT] = 8, [OP_REBIND] = 3, [OP_DRAIN] = 4, [OP_TARGET] = 10,
+	[OP_FAIL_COMMIT] = 8, [OP_REBIND] = 3, [OP_DRAIN] = 4, [OP_SWAPIN] = 60,
+	[OP_TARGET] = 10,
 };
 
 static void model_random_op(struct model *m, bool nested)
@@ -682,6 +773,9 @@ static void model_random_op(struct model *m, bool nested)
 	case OP_DRAIN:
 		op_drain(m);
 		break;
+	case OP_SWAPIN:
+		op_swapin(m);
+		break;
 	default:
 		op_target(m);
 		break;
@@ -699,7 +793,65 @@ static void model_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offs
 	(void)offset;
 	if (m->failed)
 		return;
-	if (m->check_in_hooks && m->op_checks++ < MODEL_HOOK_CHECKS && !model_check(m)) {
+	if (m->rebinding) {
+		/*
+		 * The rebuild let go of the lock: its lists are half built,
+		 * so no check; frees come in, half of them in the cluster it
+		 * reads next or the one it just counted.
+		 */
+		if (ev != SIM_EV_RELAX || m->depth != 1 || !m->cfg.races)
+			return;
+		m->depth++;
+		for (int k = rnd(m, 4); k-- && !m->failed;) {
+			unsigned long c = m->s.dev.rebuilt - rnd(m, 2);
+			int e = chance(m, 50) ? entry_in_cluster(m, c) : pick_entry(m);
+
+			if (e < 0)
+				continue;
+			m->st.rebuild_frees++;
+			if (chance(m, 15)) {
+				/* every entry of that cluster: it empties */
+				while ((e = entry_in_cluster(m, c)) >= 0 && !m->failed) {
+					unsigned long i, off = m->ent[e].off;
+					unsigned long nr = m->ent[e].nr;
+
+					for (i = off; i < off + nr; i++) {
+						long base = sim_cache_folio(&m->s, i);
+
+						if (base >= 0)
+							cache_del(m, base);
+					}
+					for (i = off; i < off + nr && !m->failed; i++) {
+						if (!m->ref[i])
+							continue;
+						sim_free(&m->s, i, 1);
+						ref_set(m, i, 0);
+					}
+				}
+			} else if (chance(m, 50)) {
+				unsigned long i, off = m->ent[e].off, nr = m->ent[e].nr;
+
+				/* free_whole picks its own entry: free this one */
+				for (i = off; i < off + nr; i++) {
+					long base = sim_cache_folio(&m->s, i);
+
+					if (base >= 0)
+						cache_del(m, base);
+				}
+				for (i = off; i < off + nr && !m->failed; i++) {
+					if (!m->ref[i])
+						continue;
+					sim_free(&m->s, i, 1);
+					ref_set(m, i, 0);
+				}
+			} else {
+				op_free_slots(m);
+			}
+		}
+		m->depth--;
+		return;
+	}
+	if (m->check_in_hooks && m->op_checks++ < m->hook_checks && !model_check(m)) {
 		char why[sizeof(m->why)];
 		int n;
 
@@ -756,6 +908,8 @@ int model_init(struct model *m, const struct model_cfg *cfg, struct model_src *s
 	m->s.sd.hook = model_hook;
 	m->s.sd.hook_arg = m;
 	m->check_in_hooks = true;
+	/* A check reads the whole device: fewer of them on big ones. */
+	m->hook_checks = cfg->max > 64 * CS ? 3 : MODEL_HOOK_CHECKS;
 	m->target = 60;
 	snprintf(m->op, sizeof(m->op), "bind");
 	return 0;
@@ -798,4 +952,5 @@ void model_random_cfg(struct model_src *src, struct model_cfg *cfg,
 	cfg->races = src->next(src, 4) != 0;
 	cfg->cpus = 1 + src->next(src, SHIM_NR_CPUS);
 	cfg->nr_bad = src->next(src, 4);
+	cfg->placement = src->next(src, 2) ? SA_PLACE_ANTIFRAG : SA_PLACE_DEFAULT;
 }

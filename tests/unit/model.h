@@ -37,6 +37,8 @@ struct model_stats {
 	unsigned long allocs[SA_NR_ORDERS], fails[SA_NR_ORDERS];
 	unsigned long frees, partial_frees, cache_only, reclaimed, nested;
 	unsigned long rebinds, swapoffs, discards;
+	unsigned long swapins, kept;	/* swap-ins asked of keep_cache, kept */
+	unsigned long rebuild_frees;	/* frees while a rebuild let go */
 };
 
 struct model {
@@ -57,8 +59,10 @@ struct model {
 	unsigned int swapoff_left;	/* operations until swapon again */
 	char op[160];			/* the current top-level operation */
 	bool check_in_hooks;		/* full check whenever the lock is dropped */
+	unsigned int hook_checks;	/* at most this many per top-level operation */
 	unsigned int op_checks;		/* of those, in this top-level operation */
 	unsigned int op_nested;		/* other-CPU operations in this one */
+	bool rebinding;			/* inside sim_rebind(): only frees come in */
 
 	bool failed;
 	char why[320];
@@ -71,7 +75,10 @@ void model_destroy(struct model *m);
 bool model_step(struct model *m);
 /* The full check; false (and m->why) on the first violation. */
 bool model_check(struct model *m);
-/* A random configuration: device of 2..@max_clusters clusters and so on. */
+/*
+ * A random configuration: device of 2..@max_clusters clusters and so on;
+ * the placement too (test_model sets its own).
+ */
 void model_random_cfg(struct model_src *src, struct model_cfg *cfg,
 		      unsigned int max_clusters);
 

@@ -1211,6 +1211,82 @@ static void test_keep_cache_single_slot_in_used_block(void)
 	T_EQ(CL(s, 1)->count, CS - 14);
 }
 
+/*
+ * The block's other slot in use lies before the swapped-in page (CS + 2
+ * of the block at CS, page CS + 5), or the folio is the block's last
+ * pages (a 32K folio at CS + 24 with CS + 17 in use): the scan covers the
+ * whole block, not only what follows @offset.
+ */
+static void test_keep_cache_used_slot_before(void)
+{
+	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+
+	sim_free(s, CS, 2);
+	sim_free(s, CS + 3, 2);
+	sim_free(s, CS + 6, 10);
+	T_EQ(swapin_keep(s, CS + 5, 0), true);
+	T_EQ(s->dev.place.cache_kept, 1);
+	sim_free(s, CS + 16, 1);
+	sim_free(s, CS + 18, 6);
+	T_EQ(swapin_keep(s, CS + 24, 3), true);
+	T_EQ(s->dev.place.cache_kept, 1 + 8);
+	/* only the block's last slot, CS + 47, still in use */
+	sim_free(s, CS + 32, 8);
+	sim_free(s, CS + 41, 6);
+	T_EQ(swapin_keep(s, CS + 40, 0), true);
+	T_EQ(s->dev.place.cache_kept, 1 + 8 + 1);
+}
+
+/*
+ * "Room" is the fewest free slots over the current and the previous
+ * window of allocations (each half the device's slots), at least two
+ * clusters' worth.  6 clusters, 0 and 5 in use since the bind (2048
+ * free): 64K entries fill clusters 1, 2 and half of 3 (1280 slots into
+ * the first window, 768 free), cluster 2 and the half of 3 are freed
+ * again (1536 free): not roomy, the window's low was 768.  256 slots
+ * more close the window (1280 free at its end): still not roomy, the
+ * previous window's low counts too.
+ */
+static void test_keep_cache_low_water(void)
+{
+	struct sim *s = new_sim_nobind(6 * CS, SA_POLICY_PERCPU, false);
+	unsigned long i;
+
+	sim_prefill(s, 1, CS - 1, 1);
+	sim_prefill(s, 5 * CS, CS, 1);
+	s->dev.placement = SA_PLACE_ANTIFRAG;
+	sim_bind(s);
+	for (i = 0; i < 2 * CS / 16 + CS / 32; i++)
+		T_EQ(alloc_ok(s, 4), CS + i * 16);
+	T_EQ(s->sd.pages - s->sd.inuse, 768);
+	for (i = 2 * CS; i < 3 * CS + CS / 2; i += 16)
+		sim_free(s, i, 16);
+	T_EQ(s->sd.pages - s->sd.inuse, 1536);
+	T_EQ(swapin_keep(s, CS + 5, 0), false);
+	for (i = 0; i < CS / 32; i++)
+		alloc_ok(s, 4);
+	T_EQ(s->sd.pages - s->sd.inuse, 1280);
+	T_EQ(s->dev.place.prev_low_free, 768);
+	T_EQ(swapin_keep(s, CS + 21, 0), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
+/*
+ * Between one and two clusters' worth of free slots all along (4
+ * clusters, 0 and 3 in use since the bind, 1 filled with 64K entries,
+ * 2 free): not roomy, nothing kept, however many slots of cluster 1 are
+ * freed meanwhile.
+ */
+static void test_keep_cache_below_two_clusters(void)
+{
+	struct sim *s = keep_setup(4 * CS, true, SA_PLACE_ANTIFRAG);
+
+	sim_free(s, CS + 16, 16 * 8);
+	T_EQ(s->sd.pages - s->sd.inuse, CS + 128);
+	T_EQ(swapin_keep(s, CS + 5, 0), false);
+	T_EQ(s->dev.place.cache_kept, 0);
+}
+
 /* Nearly full (512 free slots at the bind, none now): nothing is kept. */
 static void test_keep_cache_not_roomy(void)
 {
@@ -2239,6 +2315,78 @@ static void test_rebuild_lets_go_of_the_lock(void)
 	T_EQ(sim_check(s, buf, sizeof(buf)), 0);
 }
 
+/*
+ * At each let-go of the rebuild, a slot freed in the cluster at the
+ * boundary (->rebuilt, whose map the rebuild reads next) and one in the
+ * cluster just counted: each counted exactly once.
+ */
+struct boundary_frees {
+	struct sim *s;
+	unsigned int relaxes;
+};
+
+static void boundary_free_hook(struct sim_dev *sd, enum sim_event ev,
+			       unsigned long offset, void *arg)
+{
+	struct boundary_frees *b = arg;
+	unsigned long r = b->s->dev.rebuilt;
+
+	(void)sd;
+	(void)offset;
+	if (ev != SIM_EV_RELAX)
+		return;
+	b->relaxes++;
+	sim_free(b->s, r * CS + 1, 1);
+	sim_free(b->s, (r - 1) * CS + 2, 1);
+}
+
+static void test_rebuild_free_at_the_boundary(void)
+{
+	struct sim *s = big_half_used(false);
+	struct boundary_frees b = { .s = s };
+	unsigned int k;
+	char buf[128];
+
+	s->sd.hook = boundary_free_hook;
+	s->sd.hook_arg = &b;
+	sim_bind(s);
+	s->sd.hook = NULL;
+	T_EQ(b.relaxes, (BIG_CLUSTERS - 1) / SA_BATCH_CLUSTERS);
+	for (k = 1; k <= b.relaxes; k++) {
+		T_EQ(CL(s, k * SA_BATCH_CLUSTERS)->count, CS / 2 - 1);
+		T_EQ(CL(s, k * SA_BATCH_CLUSTERS - 1)->count, CS / 2 - 1);
+		T_EQ(CL(s, k * SA_BATCH_CLUSTERS)->list, SA_LIST_NONFULL);
+	}
+	T_EQ(sim_check(s, buf, sizeof(buf)), 0);
+	/* and the lists still work: every free slot can be had */
+	for (k = 0; k < 4; k++)
+		T_EQ(sim_alloc(s, 0, 1) != 0, true);
+	T_EQ(sim_check(s, buf, sizeof(buf)), 0);
+}
+
+/*
+ * A forced reclaim over a device of full clusters, none of whose slots
+ * the swap cache alone holds (zram): it walks every full cluster, and
+ * must let go of the lock after each one (shim: at most
+ * SIM_HELD_READS_MAX map reads per hold).
+ */
+static void test_reclaim_forced_lets_go_of_the_lock(void)
+{
+	struct sim *s = new_sim_nobind(BIG_CLUSTERS * CS, SA_POLICY_PERCPU, false);
+	unsigned long relax;
+	char buf[128];
+
+	sim_prefill(s, 1, BIG_CLUSTERS * CS - 1, 1);
+	sim_bind(s);
+	T_EQ(s->dev.nr_full, BIG_CLUSTERS);
+	relax = s->sd.cnt.relax;
+	s->sd.full = SIM_FULL_ON;
+	sim_reclaim_full(s, true);
+	T_EQ(s->sd.violations, 0);
+	T_EQ(s->sd.cnt.relax - relax >= BIG_CLUSTERS - 1, true);
+	T_EQ(sim_check(s, buf, sizeof(buf)), 0);
+}
+
 static void test_check_lets_go_of_the_lock(void)
 {
 	struct sim *s = big_half_used(true);
@@ -2427,6 +2575,9 @@ static const struct t_case cases[] = {
 	T_CASE(test_keep_cache_whole_block),
 	T_CASE(test_keep_cache_bounded),
 	T_CASE(test_keep_cache_returned_when_room_runs_short),
+	T_CASE(test_keep_cache_used_slot_before),
+	T_CASE(test_keep_cache_low_water),
+	T_CASE(test_keep_cache_below_two_clusters),
 	T_CASE(test_swapoff_fails_without_looping),
 	T_CASE(test_swapoff_during_reclaim),
 	T_CASE(test_rotational_sequential),
@@ -2470,6 +2621,8 @@ static const struct t_case cases[] = {
 	T_CASE(test_names_and_stats),
 	T_CASE(test_lock_held_on_every_env_call),
 	T_CASE(test_rebuild_lets_go_of_the_lock),
+	T_CASE(test_rebuild_free_at_the_boundary),
+	T_CASE(test_reclaim_forced_lets_go_of_the_lock),
 	T_CASE(test_check_lets_go_of_the_lock),
 	T_CASE(test_hole_scan_bound),
 	T_CASE(test_alloc_forced_reclaim_bound),

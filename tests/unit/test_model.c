@@ -2,10 +2,14 @@
 /*
  * Model-based randomized test of the swapalloc core (see model.c): long
  * random operation sequences on simulated devices, every operation checked
- * against a reference.  Eight configurations per run: per-CPU or global
+ * against a reference.  Twelve configurations per run: per-CPU or global
  * cursors, with or without discard, with or without other CPUs running
- * while the core has dropped the lock; device size, bad slots, CPUs and
- * the operations are drawn from the seed.
+ * while the core has dropped the lock (0-7); antifrag with races (8, 9);
+ * and devices of 130 to 160 clusters, more than two of the core's
+ * batches of 64, so that rebuild, check and forced reclaim let go of the
+ * lock, with races, default and antifrag placement (10, 11: an eighth of
+ * the operations, each checks the whole device).  Device size, bad
+ * slots, CPUs and the operations are drawn from the seed.
  *
  *   test_model [-s SEED] [-n OPS] [-c CONFIG] [-v]
  *
@@ -20,7 +24,8 @@
 
 #include "model.h"
 
-#define NR_CONFIGS	10	/* 8, 9: SA_PLACE_ANTIFRAG, races */
+#define NR_CONFIGS	12	/* 8, 9: SA_PLACE_ANTIFRAG, races; 10, 11: big */
+#define BIG_CONFIG	10
 
 struct prng {
 	struct model_src src;
@@ -77,7 +82,14 @@ static bool run_config(u64 seed, unsigned int c, unsigned long ops, bool verbose
 	cfg.policy = c & 1 ? SA_POLICY_GLOBAL : SA_POLICY_PERCPU;
 	cfg.discard = c & 2;
 	cfg.races = c & 4 || c >= 8;
-	cfg.placement = c >= 8 ? SA_PLACE_ANTIFRAG : SA_PLACE_DEFAULT;
+	cfg.placement = c == 8 || c == 9 || c == 11 ? SA_PLACE_ANTIFRAG : SA_PLACE_DEFAULT;
+	if (c >= BIG_CONFIG) {
+		cfg.max = (130 + prng_next(&p.src, 31)) * SIM_CLUSTER_SLOTS -
+			  prng_next(&p.src, 2) * prng_next(&p.src, SIM_CLUSTER_SLOTS);
+		cfg.policy = prng_next(&p.src, 2) ? SA_POLICY_GLOBAL : SA_POLICY_PERCPU;
+		cfg.discard = prng_next(&p.src, 2);
+		ops = ops / 8 ? ops / 8 : 1;
+	}
 
 	m = calloc(1, sizeof(*m));
 	err = m ? model_init(m, &cfg, &p.src) : -ENOMEM;
@@ -114,6 +126,11 @@ static bool run_config(u64 seed, unsigned int c, unsigned long ops, bool verbose
 		       m->st.rebinds, m->st.swapoffs, m->st.discards, m->s.sd.cnt.discards);
 		printf(" lock drops: reclaim %lu relax %lu\n",
 		       m->s.sd.cnt.reclaim_calls, m->s.sd.cnt.relax);
+		printf("  swap-ins %lu, kept %lu slots, frees during rebuilds %lu;"
+		       " holes kept %llu, adopted %llu\n",
+		       m->st.swapins, m->st.kept, m->st.rebuild_frees,
+		       (unsigned long long)m->s.dev.place.holes_kept,
+		       (unsigned long long)m->s.dev.place.adopted);
 	}
 	model_destroy(m);
 	free(m);
