@@ -97,7 +97,7 @@ static int swapalloc_snap_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-#define SWAPALLOC_DEFINE_TABLE(__name)					\
+#define DEFINE_SWAPALLOC_TABLE(__name)					\
 static int __name ## _open(struct inode *inode, struct file *file)	\
 {									\
 	return swapalloc_snap_open(inode, file, __name ## _show);	\
@@ -159,7 +159,8 @@ static int swapalloc_devices_show(struct seq_file *m, void *v)
 	swapalloc_prune_soon();
 	return err;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_devices);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_devices);
 
 /* Free slots held by the clusters of a list. */
 static unsigned long swapalloc_list_free(struct list_head *head)
@@ -214,7 +215,8 @@ static int swapalloc_clusters_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_clusters);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_clusters);
 
 static int swapalloc_alloc_show(struct seq_file *m, void *v)
 {
@@ -246,7 +248,8 @@ static int swapalloc_alloc_show(struct seq_file *m, void *v)
 	}
 	return 0;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_alloc);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_alloc);
 
 static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 {
@@ -269,7 +272,8 @@ static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_reclaim);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_reclaim);
 
 static int swapalloc_discard_show(struct seq_file *m, void *v)
 {
@@ -291,7 +295,8 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_discard);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_discard);
 
 static int swapalloc_place_show(struct seq_file *m, void *v)
 {
@@ -315,7 +320,8 @@ static int swapalloc_place_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_place);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_place);
 
 static void swapalloc_cursor_row(struct seq_file *m, const char *who,
 				 struct swapalloc_cursor *cur)
@@ -360,7 +366,8 @@ static int swapalloc_cursors_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-SWAPALLOC_DEFINE_TABLE(swapalloc_cursors);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_cursors);
 
 /* Caller holds swapalloc_devices_lock. */
 void swapalloc_debugfs_add(struct swapalloc_rec *rec)
