@@ -47,7 +47,6 @@ esac
 tput=${BENCH_TOOLS:?BENCH_TOOLS names the bench tools}/swaptput
 thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
 dbg=/sys/kernel/debug/swapalloc
-ctl=/sys/kernel/swapalloc
 stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 raw=/mnt/out/raw
 mkdir -p "$raw"
@@ -157,7 +156,7 @@ check_ok() {
 	if declare -F sa_check > /dev/null; then
 		c=$(sa_check "${2##*/}")
 	else
-		c=$(cat "$ctl/${2##*/}/check")
+		c=$(cat "$dbg/${2##*/}/check")
 	fi
 	[ "$c" = ok ] || fail "$3 $1: invariants" "$c"
 }
