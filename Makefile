@@ -5,8 +5,10 @@
 #   make module KDIR=... build swapalloc.ko against a patched kernel tree
 #   make kernel          build (or find cached) the patched guest kernel
 #   make style           checkpatch --strict and sparse on the module and patches
-#   make dkms-install    sources to /usr/src/swapalloc-<VERSION>, dkms add, bpftrace
-#                        scripts to /usr/share/swapalloc/bpftrace; make dkms-remove
+#   make install KDIR=.. swapalloc.ko to $(DESTDIR)/lib/modules/<release>/updates, depmod
+#   make dkms-install    dkms-sources, dkms add (and install for KVER), bpftrace scripts to
+#                        /usr/share/swapalloc/bpftrace; make dkms-remove
+#   make dkms-sources    only the sources (dkms.conf with its version) to /usr/src/swapalloc-<VERSION>
 #   make bench           builtin vs swapalloc on the perf kernel (bench/README.md; hours under TCG)
 #   make mutants         mutations of module/core.c, each must be caught by the host tests
 #   make stress          the volume versions of the guest suites (tests/run --stress)
@@ -14,7 +16,7 @@
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
 .PHONY: all module modules clean kernel demo check style unit bench mutants stress
-.PHONY: dkms-install dkms-remove install-bpftrace uninstall-bpftrace
+.PHONY: install dkms-install dkms-sources dkms-add dkms-remove install-bpftrace uninstall-bpftrace
 
 VERSION := $(shell cat $(CURDIR)/VERSION)
 
@@ -70,10 +72,24 @@ KVER ?= $(shell uname -r)
 dkms_src = $(DESTDIR)$(DKMS_SOURCE_TREE)/swapalloc-$(VERSION)
 dkms = dkms $(1) -m swapalloc -v $(VERSION) --sourcetree $(DKMS_SOURCE_TREE) $(DKMS_FLAGS)
 
-dkms-install: install-bpftrace
+# The module, where modules_install puts a kernel's extra modules, and
+# depmod's index for that kernel under DESTDIR (a package's staging root).
+KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates DEPMOD=true modules_install
+	depmod -b $(or $(DESTDIR),/) -a $(KRELEASE)
+
+# What a packager copies: the sources, and dkms.conf with VERSION written in.
+dkms-sources:
 	rm -rf $(dkms_src)
 	install -d $(dkms_src)
 	cp --parents -t $(dkms_src) $(DKMS_FILES)
+	sed -i 's/@VERSION@/$(VERSION)/' $(dkms_src)/dkms.conf
+	@grep -q '^PACKAGE_VERSION="$(VERSION)"$$' $(dkms_src)/dkms.conf || \
+		{ echo "swapalloc: $(dkms_src)/dkms.conf has no PACKAGE_VERSION=\"$(VERSION)\"" >&2; exit 1; }
+
+# dkms add, and dkms install for KVER if it carries the patches.
+dkms-add: dkms-sources
 ifeq ($(DESTDIR),)
 	$(call dkms,add)
 	@if grep -qs '^CONFIG_SWAP_ALLOC_HOOK=y' /lib/modules/$(KVER)/build/.config; then \
@@ -82,6 +98,8 @@ ifeq ($(DESTDIR),)
 		echo "swapalloc: added to dkms; kernel $(KVER) has no CONFIG_SWAP_ALLOC_HOOK=y (no swapalloc patches/), so nothing is built for it.  dkms builds swapalloc when a patched kernel's headers are installed, or: dkms install swapalloc/$(VERSION) -k <release>"; \
 	fi
 endif
+
+dkms-install: dkms-sources dkms-add install-bpftrace
 
 dkms-remove: uninstall-bpftrace
 ifeq ($(DESTDIR),)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/kernel/debug/swapalloc/: what the allocator is doing, per device and
- * per order, and each device's policy.  Every file but `version`, `check`
- * and `policy` is a table: one header row, then rows of the same
- * space-separated columns, meant for scripts as well as people; README.md
- * documents every file.  debugfs is not a stable ABI
+ * per order, read only: the control files are in sysfs (module/sysfs.c).
+ * Every file but `version` is a table: one header row, then rows of the
+ * same space-separated columns, meant for scripts as well as people;
+ * README.md documents every file.  debugfs is not a stable ABI
  * (Documentation/filesystems/debugfs.rst): columns may change between
  * releases, so scripts should look columns up by their header name.
  */
@@ -12,10 +12,12 @@
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
-#include <linux/uaccess.h>
 #include <swapalloc_env_types.h>
 #include "../module/swapalloc.h"
 
@@ -34,6 +36,78 @@ static struct dentry *swapalloc_debugfs_root;
 static struct swap_info_struct *swapalloc_rec_si(struct swapalloc_rec *rec)
 {
 	return READ_ONCE(rec->si);
+}
+
+/*
+ * A table is made once, when its file is opened, and every read and seek
+ * of that open file is served from that text.  A seq_file would make it
+ * again at each seek back, and shells read line by line by reading ahead
+ * and seeking back: with counts changing under load between two reads,
+ * the second text is not the first and a reader loses or cuts a row.
+ */
+struct swapalloc_snap {
+	size_t len;
+	char buf[];
+};
+
+static int swapalloc_snap_open(struct inode *inode, struct file *file,
+			       int (*show)(struct seq_file *, void *))
+{
+	size_t size = PAGE_SIZE;
+	struct swapalloc_snap *snap;
+	struct seq_file m;
+	int err;
+
+	for (;;) {
+		snap = kvmalloc(struct_size(snap, buf, size), GFP_KERNEL);
+		if (!snap)
+			return -ENOMEM;
+		memset(&m, 0, sizeof(m));
+		m.buf = snap->buf;
+		m.size = size;
+		m.private = inode->i_private;
+		err = show(&m, NULL);
+		if (err) {
+			kvfree(snap);
+			return err;
+		}
+		if (!seq_has_overflowed(&m))
+			break;
+		kvfree(snap);
+		if (size >= SZ_4M)
+			return -E2BIG;
+		size *= 2;
+	}
+	snap->len = m.count;
+	file->private_data = snap;
+	return 0;
+}
+
+static ssize_t swapalloc_snap_read(struct file *file, char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	struct swapalloc_snap *snap = file->private_data;
+
+	return simple_read_from_buffer(ubuf, count, ppos, snap->buf, snap->len);
+}
+
+static int swapalloc_snap_release(struct inode *inode, struct file *file)
+{
+	kvfree(file->private_data);
+	return 0;
+}
+
+#define DEFINE_SWAPALLOC_TABLE(__name)					\
+static int __name ## _open(struct inode *inode, struct file *file)	\
+{									\
+	return swapalloc_snap_open(inode, file, __name ## _show);	\
+}									\
+static const struct file_operations __name ## _fops = {		\
+	.owner = THIS_MODULE,						\
+	.open = __name ## _open,					\
+	.read = swapalloc_snap_read,					\
+	.llseek = default_llseek,					\
+	.release = swapalloc_snap_release,				\
 }
 
 static int swapalloc_version_show(struct seq_file *m, void *v)
@@ -85,7 +159,8 @@ static int swapalloc_devices_show(struct seq_file *m, void *v)
 	swapalloc_prune_soon();
 	return err;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_devices);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_devices);
 
 /* Free slots held by the clusters of a list. */
 static unsigned long swapalloc_list_free(struct list_head *head)
@@ -140,7 +215,8 @@ static int swapalloc_clusters_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_clusters);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_clusters);
 
 static int swapalloc_alloc_show(struct seq_file *m, void *v)
 {
@@ -172,7 +248,8 @@ static int swapalloc_alloc_show(struct seq_file *m, void *v)
 	}
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_alloc);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_alloc);
 
 static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 {
@@ -195,7 +272,8 @@ static int swapalloc_reclaim_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_reclaim);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_reclaim);
 
 static int swapalloc_discard_show(struct seq_file *m, void *v)
 {
@@ -217,7 +295,8 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_discard);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_discard);
 
 static int swapalloc_place_show(struct seq_file *m, void *v)
 {
@@ -241,7 +320,8 @@ static int swapalloc_place_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_place);
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_place);
 
 static void swapalloc_cursor_row(struct seq_file *m, const char *who,
 				 struct swapalloc_cursor *cur)
@@ -286,170 +366,8 @@ static int swapalloc_cursors_show(struct seq_file *m, void *v)
 	spin_unlock(&si->lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(swapalloc_cursors);
 
-/*
- * <dev>/check: a full check reads every slot of the swap map, so it runs
- * only when asked for, by writing 1; the write fails with -EUCLEAN if an
- * invariant is broken.  Reading shows what the last check found (or "not
- * run"), so that `grep -r` over debugfs costs nothing.
- */
-static int swapalloc_check_show(struct seq_file *m, void *v)
-{
-	struct swapalloc_rec *rec = m->private;
-
-	mutex_lock(&rec->check_lock);
-	seq_printf(m, "%s\n", rec->check_result);
-	mutex_unlock(&rec->check_lock);
-	return 0;
-}
-
-static int swapalloc_check_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, swapalloc_check_show, inode->i_private);
-}
-
-/*
- * Is the write "1" (or "1\n")?  Writes longer than 16 bytes are not:
- * kstrtouint_from_user() reads only the first 34 bytes, so it would take
- * "000...0001junk" cut short for 1.
- */
-#define SWAPALLOC_WRITE_MAX	16
-static bool swapalloc_write_is_1(const char __user *ubuf, size_t count)
-{
-	unsigned int val;
-
-	return count <= SWAPALLOC_WRITE_MAX &&
-	       !kstrtouint_from_user(ubuf, count, 10, &val) && val == 1;
-}
-
-/*
- * The check lets go of si->lock between batches; the kdev it checks stays
- * because ->detach() takes rec->check_lock before freeing it (or, at
- * swapoff, removes this file, which waits for this handler).
- */
-static ssize_t swapalloc_check_write(struct file *file, const char __user *ubuf,
-				     size_t count, loff_t *ppos)
-{
-	struct swapalloc_rec *rec = ((struct seq_file *)file->private_data)->private;
-	struct swap_info_struct *si = swapalloc_rec_si(rec);
-	struct swapalloc_kdev *kdev;
-	int err;
-
-	if (!swapalloc_write_is_1(ubuf, count))
-		return -EINVAL;
-	mutex_lock(&rec->check_lock);
-	spin_lock(&si->lock);
-	kdev = swapalloc_rec_kdev(rec, si);
-	if (!kdev) {
-		spin_unlock(&si->lock);
-		mutex_unlock(&rec->check_lock);
-		return -ENODEV;
-	}
-	/* Lets go of si->lock between batches of clusters. */
-	err = swapalloc_check(&kdev->core, rec->check_result,
-			      sizeof(rec->check_result));
-	/* Handed back meanwhile: the state checked is no longer kept. */
-	if (err && swapalloc_rec_kdev(rec, si) != kdev) {
-		strscpy(rec->check_result, "not run", sizeof(rec->check_result));
-		err = -ENODEV;
-	}
-	spin_unlock(&si->lock);
-	mutex_unlock(&rec->check_lock);
-	return err ? err : count;
-}
-
-static const struct file_operations swapalloc_check_fops = {
-	.owner = THIS_MODULE,
-	.open = swapalloc_check_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = swapalloc_check_write,
-};
-
-/* Writing 1 zeroes the device's counters; anything else is -EINVAL. */
-static ssize_t swapalloc_reset_write(struct file *file, const char __user *ubuf,
-				     size_t count, loff_t *ppos)
-{
-	struct swapalloc_rec *rec = file->private_data;
-	struct swap_info_struct *si = swapalloc_rec_si(rec);
-	struct swapalloc_kdev *kdev;
-
-	if (!swapalloc_write_is_1(ubuf, count))
-		return -EINVAL;
-	spin_lock(&si->lock);
-	kdev = swapalloc_rec_kdev(rec, si);
-	if (!kdev) {
-		spin_unlock(&si->lock);
-		return -ENODEV;
-	}
-	swapalloc_reset_stats(&kdev->core);
-	spin_unlock(&si->lock);
-	return count;
-}
-
-static const struct file_operations swapalloc_reset_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = swapalloc_reset_write,
-	.llseek = noop_llseek,
-};
-
-/*
- * <dev>/policy, like a block queue's `scheduler`: reading lists the
- * choices with the active one in brackets; writing one switches the
- * device to it (module/policy.c).  Anything but a choice's name, with at
- * most one trailing newline, is -EINVAL and changes nothing.
- */
-#define SWAPALLOC_POLICY_WRITE_MAX	16
-
-static ssize_t swapalloc_policy_read(struct file *file, char __user *ubuf,
-				     size_t count, loff_t *ppos)
-{
-	struct swapalloc_rec *rec = file->private_data;
-	char buf[SWAPALLOC_NR_CHOICES * (SWAPALLOC_POLICY_WRITE_MAX + 3) + 1];
-	int cur, i, len = 0;
-
-	cur = swapalloc_policy_get(rec);
-	if (cur < 0)
-		return cur;
-	for (i = 0; i < SWAPALLOC_NR_CHOICES; i++)
-		len += scnprintf(buf + len, sizeof(buf) - len, i == cur ? "%s[%s]" : "%s%s",
-				 i ? " " : "", swapalloc_choices[i].name);
-	len += scnprintf(buf + len, sizeof(buf) - len, "\n");
-	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
-}
-
-static ssize_t swapalloc_policy_write(struct file *file, const char __user *ubuf,
-				      size_t count, loff_t *ppos)
-{
-	struct swapalloc_rec *rec = file->private_data;
-	char buf[SWAPALLOC_POLICY_WRITE_MAX + 1];
-	int choice, err;
-
-	if (!count || count > SWAPALLOC_POLICY_WRITE_MAX)
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	/* No NUL inside: "auto\0junk" is not auto. */
-	if (strlen(buf) != count)
-		return -EINVAL;
-	choice = swapalloc_choice_parse(buf);
-	if (choice < 0)
-		return choice;
-	err = swapalloc_policy_set(rec, choice);
-	return err ? err : count;
-}
-
-static const struct file_operations swapalloc_policy_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.read = swapalloc_policy_read,
-	.write = swapalloc_policy_write,
-	.llseek = default_llseek,
-};
+DEFINE_SWAPALLOC_TABLE(swapalloc_cursors);
 
 /* Caller holds swapalloc_devices_lock. */
 void swapalloc_debugfs_add(struct swapalloc_rec *rec)
@@ -458,25 +376,22 @@ void swapalloc_debugfs_add(struct swapalloc_rec *rec)
 
 	dir = debugfs_create_dir(rec->name, swapalloc_debugfs_root);
 	rec->dir = dir;
-	debugfs_create_file("policy", 0644, dir, rec, &swapalloc_policy_fops);
 	debugfs_create_file("clusters", 0444, dir, rec, &swapalloc_clusters_fops);
 	debugfs_create_file("alloc", 0444, dir, rec, &swapalloc_alloc_fops);
 	debugfs_create_file("reclaim", 0444, dir, rec, &swapalloc_reclaim_fops);
 	debugfs_create_file("discard", 0444, dir, rec, &swapalloc_discard_fops);
 	debugfs_create_file("place", 0444, dir, rec, &swapalloc_place_fops);
 	debugfs_create_file("cursors", 0444, dir, rec, &swapalloc_cursors_fops);
-	debugfs_create_file("check", 0644, dir, rec, &swapalloc_check_fops);
-	debugfs_create_file("reset", 0200, dir, rec, &swapalloc_reset_fops);
 }
 
 /*
- * Waits for the handlers of the files running: the caller must hold
- * nothing they wait for (module/policy.c says who may call it when).
+ * Waits for the handlers of the files running: they take si->lock and
+ * swap_lock, so the caller holds neither (module/policy.c says who may
+ * call it when).
  */
-void swapalloc_debugfs_remove(struct swapalloc_rec *rec)
+void swapalloc_debugfs_remove(struct dentry *dir)
 {
-	debugfs_remove_recursive(rec->dir);
-	rec->dir = NULL;
+	debugfs_remove_recursive(dir);
 }
 
 void swapalloc_debugfs_init(void)

@@ -11,7 +11,7 @@
  * Locking, outermost first:
  *   swapalloc_policy_mutex      one policy switch at a time (policy.c)
  *   swap_alloc_mutex (kernel)   registration, binding and unbinding
- *   swapalloc_devices_lock      the device records, debugfs dirs
+ *   swapalloc_devices_lock      the device records, their directories
  *   si->lock (kernel)           all allocator state of a device: lists,
  *                               counts, cursors, statistics
  *   ci->lock (kernel)           swap_map bytes, inside the helpers only
@@ -89,7 +89,7 @@ MODULE_PARM_DESC(devices, "Comma-separated swap devices to bind (zram0,vdb,...);
  * swapalloc first sees them: auto picks the cursors per device, percpu or
  * global forces them, antifrag is auto with place.c's antifrag placement,
  * builtin leaves every device to the kernel until its `policy` file says
- * otherwise.  Each device's debugfs `policy` file changes it at run time.
+ * otherwise.  Each device's `policy` file in sysfs changes it at run time.
  */
 static int swapalloc_param_policy = SWAPALLOC_AUTO;
 
@@ -159,8 +159,8 @@ MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifra
  *
  * The block device name (zram0, vdb) or a swap file's path with '/'
  * written as '!', the way sysfs escapes block device names, and any other
- * character but printable ASCII as '?' (the name is a debugfs directory
- * and a column of space-separated tables).  A path longer than @len - 1
+ * character but printable ASCII as '?' (the name is a sysfs and a debugfs
+ * directory and a column of space-separated tables).  A path longer than @len - 1
  * characters is named swap<type>.
  */
 void swapalloc_device_name(struct swap_info_struct *si, char *buf, size_t len)
@@ -264,7 +264,7 @@ static void swapalloc_reclaim_work(struct work_struct *work)
 
 /*
  * Offered a device: at registration, at swapon, or by a policy write.
- * Every device offered gets a record (and its debugfs directory), the
+ * Every device offered gets a record (and its directories), the
  * ones swapalloc declines too, so that their `policy` file can take them.
  */
 static int swapalloc_attach(struct swap_info_struct *si, void **data)
@@ -443,12 +443,20 @@ static int __init swapalloc_init(void)
 		pr_warn("cannot allocate its workqueue\n");
 		return -ENOMEM;
 	}
+	err = swapalloc_sysfs_init();
+	if (err) {
+		pr_warn("cannot make /sys/kernel/swapalloc\n");
+		destroy_workqueue(swapalloc_wq);
+		return err;
+	}
 	swapalloc_debugfs_init();
 	err = swap_alloc_register(&swapalloc_ops);
 	if (err) {
 		pr_warn("cannot register with the swap_alloc hook: %d\n", err);
+		swapalloc_recs_unlink();
 		swapalloc_recs_exit();
 		swapalloc_debugfs_exit();
+		swapalloc_sysfs_exit();
 		destroy_workqueue(swapalloc_wq);
 		return err;
 	}
@@ -459,11 +467,13 @@ static int __init swapalloc_init(void)
 
 static void __exit swapalloc_exit(void)
 {
+	/* No policy write runs once the sysfs directories are gone. */
+	swapalloc_recs_unlink();
 	/* Hands every bound device back to the builtin allocator. */
-	WRITE_ONCE(swapalloc_unloading, true);
 	swap_alloc_unregister(&swapalloc_ops);
 	swapalloc_recs_exit();
 	swapalloc_debugfs_exit();
+	swapalloc_sysfs_exit();
 	destroy_workqueue(swapalloc_wq);
 	pr_info("unloaded\n");
 }
@@ -472,6 +482,6 @@ module_init(swapalloc_init);
 module_exit(swapalloc_exit);
 
 MODULE_LICENSE("GPL");
-MODULE_AUTHOR("Seed 7c738cfb maintainers <maintainers@users.noreply.a-seed-7c738cfb.example>");
+MODULE_AUTHOR("The swapalloc developers");
 MODULE_DESCRIPTION("Cluster swap slot allocator with per-CPU (SSD) and global (rotational) clusters");
 MODULE_VERSION(SWAPALLOC_VERSION);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-device control at run time: the choices a device's debugfs `policy`
- * file offers, and the records that keep a device's debugfs directory for
- * as long as it is swapped on, whoever allocates its slots.
+ * Per-device control at run time: the choices a device's sysfs `policy`
+ * file offers, and the records that keep a device's sysfs and debugfs
+ * directories for as long as it is swapped on, whoever allocates its slots.
  *
  * A switch (swapalloc_policy_set()) hands the device back to the builtin
  * allocator with swap_alloc_release_device() and, for one of swapalloc's
@@ -14,16 +14,20 @@
  * before the kernel's swap_alloc_mutex and never under it.
  *
  * Lifetimes.  ->detach() runs under swap_alloc_mutex, which a policy
- * write waits for while debugfs counts it as an active user of its file,
- * and removing a directory waits for its files' active users.  So only
- * one ->detach() removes a directory: swapoff's, once the device's users
- * reference is zero.  A policy write takes that reference
- * (percpu_ref_tryget_live(), as get_swap_device() does) before it waits
- * for anything and keeps it until it returns, so swapoff waits for the
- * write, and writes that come later fail at once with -ENODEV.  Other
- * records die when their device is found gone (si->swap_map is no longer
- * the one recorded): swapalloc_prune(), a work item that holds no lock
- * while it removes directories.  The kernel does not tell a module that a
+ * write waits for while sysfs counts it as an active user of its file,
+ * and removing a directory waits for its files' active users.  So no
+ * directory is removed under swap_alloc_mutex (lockdep would see the
+ * cycle even where the users reference below rules it out): a record dies
+ * at swapoff's ->detach(), once the device's users reference is zero, or
+ * when its device is found gone (si->swap_map is no longer the one
+ * recorded), and swapalloc_prune(), a work item that holds no lock,
+ * removes its directories and puts its kobject, whose release frees it.
+ * A policy write takes the users reference (percpu_ref_tryget_live(), as
+ * get_swap_device() does) before it waits for anything and keeps it until
+ * it returns, so swapoff waits for the write, and writes that come later
+ * fail at once with -ENODEV.  Module exit removes every sysfs directory
+ * before it lets go of the devices (swapalloc_recs_unlink()), while
+ * holding nothing.  The kernel does not tell a module that a
  * device it does not own is swapped off, so the work looks every second
  * while some device is not swapalloc's, and every 100 ms while one is
  * being swapped off; swapon, reads of `devices` and of a gone device's
@@ -58,7 +62,10 @@ DEFINE_MUTEX(swapalloc_devices_lock);
 /* One switch at a time; outside swap_alloc_mutex. */
 static DEFINE_MUTEX(swapalloc_policy_mutex);
 
-/* Set by module exit: no file can be open, directories go with binding. */
+/*
+ * Set by module exit, under swapalloc_devices_lock: no directory is made
+ * or removed but by exit, no record freed but by swapalloc_recs_exit().
+ */
 bool swapalloc_unloading;
 
 static void swapalloc_prune(struct work_struct *work);
@@ -73,6 +80,36 @@ int swapalloc_choice_parse(const char *buf)
 		if (sysfs_streq(buf, swapalloc_choices[i].name))
 			return i;
 	return -EINVAL;
+}
+
+/* Both directories of a record; caller holds swapalloc_devices_lock. */
+static void swapalloc_dirs_add(struct swapalloc_rec *rec)
+{
+	swapalloc_sysfs_add(rec);
+	swapalloc_debugfs_add(rec);
+}
+
+/*
+ * The debugfs directory, which waits for its files' handlers: they take
+ * si->lock and swap_lock only, so the caller may hold swap_alloc_mutex,
+ * but not swapalloc_devices_lock.
+ */
+static void swapalloc_rec_debugfs_remove(struct swapalloc_rec *rec)
+{
+	struct dentry *dir;
+
+	mutex_lock(&swapalloc_devices_lock);
+	dir = rec->dir;
+	rec->dir = NULL;
+	mutex_unlock(&swapalloc_devices_lock);
+	swapalloc_debugfs_remove(dir);
+}
+
+/* Waits for the files' handlers: caller holds no lock. */
+static void swapalloc_dirs_remove(struct swapalloc_rec *rec)
+{
+	swapalloc_sysfs_remove(rec);
+	swapalloc_rec_debugfs_remove(rec);
 }
 
 /* Let swapalloc_prune() look at the records now. */
@@ -144,6 +181,10 @@ static void swapalloc_prune(struct work_struct *work)
 	unsigned long again = 0;
 
 	mutex_lock(&swapalloc_devices_lock);
+	if (swapalloc_unloading) {
+		mutex_unlock(&swapalloc_devices_lock);
+		return;
+	}
 	list_for_each_entry_safe(rec, tmp, &swapalloc_recs, node) {
 		switch (swapalloc_rec_state(rec, NULL)) {
 		case SWAPALLOC_REC_GONE:
@@ -171,18 +212,18 @@ static void swapalloc_prune(struct work_struct *work)
 		if (!rec)
 			break;
 		/* Waits for the files' handlers, which find the record dead. */
-		swapalloc_debugfs_remove(rec);
+		swapalloc_dirs_remove(rec);
 		mutex_lock(&swapalloc_devices_lock);
 		list_del(&rec->node);
 		mutex_unlock(&swapalloc_devices_lock);
-		kfree(rec);
+		kobject_put(&rec->kobj);
 	}
 
 	mutex_lock(&swapalloc_devices_lock);
 	list_for_each_entry(rec, &swapalloc_recs, node) {
 		if (rec->need_dir) {
 			rec->need_dir = false;
-			swapalloc_debugfs_add(rec);
+			swapalloc_dirs_add(rec);
 		}
 	}
 	mutex_unlock(&swapalloc_devices_lock);
@@ -237,19 +278,22 @@ struct swapalloc_rec *swapalloc_rec_attach(struct swap_info_struct *si,
 			mutex_unlock(&swapalloc_devices_lock);
 			return ERR_PTR(-ENOMEM);
 		}
+		swapalloc_sysfs_init_rec(rec);
 		strscpy(rec->name, name, sizeof(rec->name));
 		mutex_init(&rec->check_lock);
 		strscpy(rec->check_result, "not run", sizeof(rec->check_result));
 		rec->si = si;
 		list_add_tail(&rec->node, &swapalloc_recs);
 		if (taken) {
-			pr_warn("%s: another swap device has that name: no debugfs directory for swap type %d\n",
+			pr_warn("%s: another swap device has that name: no sysfs or debugfs directory for swap type %d\n",
 				name, si->type);
+		} else if (swapalloc_unloading) {
+			/* No directory: module exit has removed them all. */
 		} else if (clash) {
 			rec->need_dir = true;
 			prune = true;
 		} else {
-			swapalloc_debugfs_add(rec);
+			swapalloc_dirs_add(rec);
 		}
 	}
 	/* A policy write offers this very device; else it is new to us. */
@@ -269,35 +313,34 @@ struct swapalloc_rec *swapalloc_rec_attach(struct swap_info_struct *si,
  * swapalloc_rec_detach() - a kdev's device is handed back or swapped off
  * @kdev: the allocator state, about to be freed
  *
- * Under swap_alloc_mutex.  At swapoff (users reference zero: no policy
- * write is in a handler of this device but to fail) and at module exit
- * (no file open) the record and its directory go now; otherwise the
- * record stays, for the `policy` file.
+ * Under swap_alloc_mutex.  Waits for a full check of @kdev to finish.  At
+ * swapoff (users reference zero: no policy write is in a handler of this
+ * device but to fail) the record dies, and the prune work removes its
+ * directories; otherwise the record stays, for the `policy` file.  At
+ * module exit the records stay for swapalloc_recs_exit().
  */
 void swapalloc_rec_detach(struct swapalloc_kdev *kdev)
 {
 	struct swapalloc_rec *rec = kdev->rec;
 	struct swap_info_struct *si = kdev->core.env.si;
-	bool gone = false;
+	struct dentry *dir = NULL;
 
-	if (READ_ONCE(swapalloc_unloading) || percpu_ref_is_zero(&si->users)) {
-		mutex_lock(&swapalloc_devices_lock);
-		/* A dead record is the prune work's; a bound one is never dead. */
-		if (!rec->dead) {
-			list_del(&rec->node);
-			gone = true;
-		}
-		mutex_unlock(&swapalloc_devices_lock);
-	}
-	if (gone) {
-		swapalloc_debugfs_remove(rec);
-		kfree(rec);
-		return;
-	}
-	/* Let a full check of the state about to be freed finish. */
 	mutex_lock(&rec->check_lock);
 	strscpy(rec->check_result, "not run", sizeof(rec->check_result));
 	mutex_unlock(&rec->check_lock);
+
+	mutex_lock(&swapalloc_devices_lock);
+	/* A dead record is the prune work's; a bound one is never dead. */
+	if (!swapalloc_unloading && !rec->dead && percpu_ref_is_zero(&si->users)) {
+		rec->dead = true;
+		list_move_tail(&rec->node, &swapalloc_dying);
+		/* The prune work may free a dead record at once: keep the dir. */
+		dir = rec->dir;
+		rec->dir = NULL;
+	}
+	mutex_unlock(&swapalloc_devices_lock);
+	/* The statistics go with the device; the control files soon after. */
+	swapalloc_debugfs_remove(dir);
 	swapalloc_prune_soon();
 }
 
@@ -394,8 +437,41 @@ out_put:
 }
 
 /*
- * At module exit, after swap_alloc_unregister(): nothing attaches, detaches
- * or opens a file any more.  Remove every directory left, free the records.
+ * First at module exit, with no lock held: from now on no directory is
+ * made, and the prune work does nothing.  Remove every sysfs directory,
+ * which waits for the handlers running in them (a policy write may be
+ * switching a device), before swap_alloc_unregister() takes
+ * swap_alloc_mutex to let go of the devices.
+ */
+void swapalloc_recs_unlink(void)
+{
+	struct swapalloc_rec *rec, *found;
+
+	mutex_lock(&swapalloc_devices_lock);
+	swapalloc_unloading = true;
+	mutex_unlock(&swapalloc_devices_lock);
+	cancel_delayed_work_sync(&swapalloc_prune_work);
+	for (;;) {
+		found = NULL;
+		mutex_lock(&swapalloc_devices_lock);
+		list_for_each_entry(rec, &swapalloc_recs, node)
+			if (!found && rec->in_sysfs)
+				found = rec;
+		list_for_each_entry(rec, &swapalloc_dying, node)
+			if (!found && rec->in_sysfs)
+				found = rec;
+		mutex_unlock(&swapalloc_devices_lock);
+		if (!found)
+			break;
+		/* Records are freed only by swapalloc_recs_exit() now. */
+		swapalloc_sysfs_remove(found);
+	}
+}
+
+/*
+ * At module exit, after swap_alloc_unregister(): nothing attaches,
+ * detaches or opens a file any more.  Remove the debugfs directories left,
+ * free the records.
  */
 void swapalloc_recs_exit(void)
 {
@@ -405,7 +481,7 @@ void swapalloc_recs_exit(void)
 	list_splice_tail_init(&swapalloc_dying, &swapalloc_recs);
 	list_for_each_entry_safe(rec, tmp, &swapalloc_recs, node) {
 		list_del(&rec->node);
-		swapalloc_debugfs_remove(rec);
-		kfree(rec);
+		swapalloc_dirs_remove(rec);
+		kobject_put(&rec->kobj);
 	}
 }

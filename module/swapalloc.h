@@ -5,6 +5,7 @@
 #ifndef _SWAPALLOC_MODULE_H
 #define _SWAPALLOC_MODULE_H
 
+#include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <swapalloc/core.h>
@@ -38,19 +39,22 @@ struct swapalloc_choice {
 extern const struct swapalloc_choice swapalloc_choices[SWAPALLOC_NR_CHOICES];
 
 /*
- * A swap device swapalloc has been offered, bound or not: its debugfs
- * directory and what outlives one binding.  Lives from the device's first
- * ->attach() until it is swapped off (or the module unloads), so that a
- * device handed back to the builtin allocator keeps its `policy` file.
+ * A swap device swapalloc has been offered, bound or not: its sysfs and
+ * debugfs directories and what outlives one binding.  Lives from the
+ * device's first ->attach() until it is swapped off (or the module
+ * unloads), so that a device handed back to the builtin allocator keeps its
+ * `policy` file; freed by its kobject's release (module/sysfs.c).
  */
 struct swapalloc_rec {
 	struct list_head node;		/* on swapalloc_recs */
 	char name[SWAPALLOC_NAME_LEN];	/* zram0, vdb, or a file's path */
 	struct swap_info_struct *si;	/* never freed by the kernel */
 	const unsigned char *swap_map;	/* si->swap_map when last offered */
+	struct kobject kobj;		/* the sysfs directory; frees the record */
+	bool in_sysfs;			/* kobj added */
 	struct dentry *dir;		/* debugfs directory, or NULL */
-	bool dead;			/* unlisted, directory being removed */
-	bool need_dir;			/* directory still to be made */
+	bool dead;			/* unlisted, directories being removed */
+	bool need_dir;			/* directories still to be made */
 	bool offering;			/* a policy write offers it: use want */
 	enum swapalloc_choice_id want;
 	struct mutex check_lock;	/* one full check at a time */
@@ -89,11 +93,18 @@ struct swapalloc_kdev *swapalloc_rec_kdev(struct swapalloc_rec *rec,
 int swapalloc_policy_get(struct swapalloc_rec *rec);
 int swapalloc_policy_set(struct swapalloc_rec *rec, enum swapalloc_choice_id want);
 void swapalloc_prune_soon(void);
+void swapalloc_recs_unlink(void);
 void swapalloc_recs_exit(void);
 
 void swapalloc_debugfs_init(void);
 void swapalloc_debugfs_exit(void);
 void swapalloc_debugfs_add(struct swapalloc_rec *rec);
-void swapalloc_debugfs_remove(struct swapalloc_rec *rec);
+void swapalloc_debugfs_remove(struct dentry *dir);
+
+int swapalloc_sysfs_init(void);
+void swapalloc_sysfs_exit(void);
+void swapalloc_sysfs_init_rec(struct swapalloc_rec *rec);
+void swapalloc_sysfs_add(struct swapalloc_rec *rec);
+void swapalloc_sysfs_remove(struct swapalloc_rec *rec);
 
 #endif /* _SWAPALLOC_MODULE_H */

@@ -45,7 +45,9 @@ for f in version devices; do echo "--- $f"; cat $d/$f; done
 for f in clusters alloc reclaim discard cursors; do
 	echo "--- zram1/$f"; cat $d/zram1/$f
 done
-echo "--- zram1/check (echo 1 > check runs it)"; sa_check zram1
+echo "=== /sys/kernel/swapalloc/zram1/ (control)"
+echo "--- policy"; cat /sys/kernel/swapalloc/zram1/policy
+echo "--- check (echo 1 > check runs it)"; sa_check zram1
 echo
 echo "=== bpftrace/alloc-latency.bt"
 # bpftrace 0.17 warns that it cannot check traceability without

@@ -16,6 +16,7 @@
 verify=$(tool swapverify) || exit 1
 stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 dbg=/sys/kernel/debug/swapalloc
+ctl=/sys/kernel/swapalloc
 
 # The workload runs in a memory cgroup smaller than what it touches, so that
 # swap-cache folios are really reclaimed and data comes back from the device,
@@ -159,7 +160,7 @@ place_col() {
 		{ print $col[c] }' "$dbg/$1/place"
 }
 d=${ssd##*/}
-if echo antifrag > "$dbg/$d/policy" && grep -q '\[antifrag\]' "$dbg/$d/policy"; then
+if echo antifrag > "$ctl/$d/policy" && grep -q '\[antifrag\]' "$ctl/$d/policy"; then
 	pass "ssd virtio: policy antifrag"
 	kept0=$(place_col "$d" cache_kept)
 	run "swapalloc ssd virtio antifrag: 64K folios" 64k $base -i 3 -w
@@ -170,7 +171,7 @@ if echo antifrag > "$dbg/$d/policy" && grep -q '\[antifrag\]' "$dbg/$d/policy"; 
 		fail "ssd virtio antifrag: slots kept at swap-in (at least 256)" "cache_kept +$kept: $(cat "$dbg/$d/place")"
 	check_invariants "swapalloc ssd virtio antifrag" "$d"
 else
-	fail "ssd virtio: policy antifrag" "$(cat "$dbg/$d/policy")"
+	fail "ssd virtio: policy antifrag" "$(cat "$ctl/$d/policy")"
 fi
 must swapoff "$ssd"
 

@@ -4,7 +4,7 @@
 # Binding and unbinding under load, full devices and bad input: binding
 # drains the swap slot caches the builtin allocator left slots in, rmmod and
 # insmod while a process swaps, swapoff while another pages out, a device
-# that fills up, garbage in module parameters and debugfs writes, and every
+# that fills up, garbage in module parameters and sysfs writes, and every
 # debugfs file read in a loop while swap is busy.  Data is verified
 # throughout; a WARN or lockdep report anywhere fails the suite.  make
 # stress (SWAPALLOC_STRESS=1) moves three times the volume.
@@ -16,6 +16,7 @@ verify=$(tool swapverify) || exit 1
 fill=$(tool swapfill) || exit 1
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
+ctl=/sys/kernel/swapalloc
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	big="-s 384M -i 3" busy="-s 256M -p 2 -i 2"
 else
@@ -145,7 +146,6 @@ reads=0
 bad_check=0
 while kill -0 "$bgpid" 2>/dev/null; do
 	for f in "$dbg"/version "$dbg"/devices "$dbg"/zram0/*; do
-		[ "${f##*/}" = reset ] && continue
 		cat "$f" > /dev/null || { fail "read $f" "read error"; break 2; }
 	done
 	# The invariant check runs under the lock: ok, even now.
@@ -170,7 +170,7 @@ check_ok "invariants after debugfs reads" zram0
 before=$(cat "$dbg/zram0/alloc")
 # An empty write never reaches the file: "empty" is a lone newline.
 for junk in $'\n' "abc" "-1" "2" "1junk" "99999999999999999999" " 1 1" "0x1"; do
-	if printf '%s' "$junk" > "$dbg/zram0/reset" 2>/tmp/err; then
+	if printf '%s' "$junk" > "$ctl/zram0/reset" 2>/tmp/err; then
 		fail "reset '$junk' refused" "write succeeded"
 	elif grep -q "Invalid argument" /tmp/err; then
 		pass "reset '$junk' refused with EINVAL"
@@ -180,7 +180,7 @@ for junk in $'\n' "abc" "-1" "2" "1junk" "99999999999999999999" " 1 1" "0x1"; do
 done
 [ "$(cat "$dbg/zram0/alloc")" = "$before" ] && pass "counters unchanged by garbage" ||
 	fail "counters unchanged by garbage"
-echo 1 > "$dbg/zram0/reset"
+echo 1 > "$ctl/zram0/reset"
 [ "$(awk 'NR > 1 { s += $2 } END { print s + 0 }' "$dbg/zram0/alloc")" = 0 ] &&
 	pass "reset 1 zeroes the counters" || fail "reset 1 zeroes the counters"
 

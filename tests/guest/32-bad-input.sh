@@ -9,12 +9,17 @@
 #    non-ASCII, unknown values: insmod fails with EINVAL, the kernel log
 #    says why, nothing is loaded.  A device that does not exist loads (it
 #    may be swapped on later), binds nothing else and says so.
-#  - Every writable debugfs file: empty, junk, overflowing numbers, a
-#    write longer than the kernel's conversion buffer (33 zeros, then
-#    "1junk"), non-ASCII: EINVAL, counters unchanged.
-#  - A debugfs descriptor held open across swapoff and across rmmod:
-#    swapoff works, the stale descriptor gets an error, rmmod refuses
-#    while it is open ("in use") and works once it is closed.
+#  - No debugfs file of swapalloc has a write bit (lockdown refuses to
+#    open such a file, and control lives in sysfs).
+#  - Every writable sysfs control file (/sys/kernel/swapalloc/<dev>/):
+#    empty, junk, overflowing numbers, a write longer than the kernel's
+#    conversion buffer (33 zeros, then "1junk"), a NUL inside,
+#    non-ASCII: EINVAL, counters unchanged.
+#  - A debugfs and a sysfs descriptor held open across swapoff and across
+#    rmmod: swapoff works, the stale descriptors get an error, rmmod
+#    refuses while the debugfs one is open ("in use") and works once it
+#    is closed; a sysfs descriptor does not hold the module, and a write
+#    to it after rmmod fails.
 #  - Size edges: a device smaller than one cluster, one with a partial
 #    last cluster, one whose swap header lists bad pages: bound, data
 #    verified, check ok.
@@ -28,6 +33,7 @@
 verify=$(tool swapverify) || { fail "infrastructure: swapverify built"; finish; }
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
+ctl=/sys/kernel/swapalloc
 tried=0
 
 check_ok() {
@@ -109,8 +115,8 @@ if must insmod "$ko" devices=nosuchdev; then
 	row=$(awk -v d="$name" '$1 == d' "$dbg/devices")
 	# Its directory is there, for its policy file to take it.
 	if ! grep -q " builtin " <<<"$row" ||
-	   ! grep -q '\[builtin\]' "$dbg/$name/policy" 2>/dev/null; then
-		fail "devices=nosuchdev binds nothing" "$(cat "$dbg/devices" "$dbg/$name/policy" 2>&1)"
+	   ! grep -q '\[builtin\]' "$ctl/$name/policy" 2>/dev/null; then
+		fail "devices=nosuchdev binds nothing" "$(cat "$dbg/devices" "$ctl/$name/policy" 2>&1)"
 	else
 		pass "devices=nosuchdev binds nothing ($name stays builtin, its policy file says so)"
 	fi
@@ -120,17 +126,26 @@ if must insmod "$ko" devices=nosuchdev; then
 	must rmmod swapalloc
 fi
 
-# --- writable debugfs files
+# --- debugfs: statistics only; writable sysfs control files
 must insmod "$ko" devices="$name" || finish
-"$verify" -s 32M -f 64k -i 1 -q > /tmp/v.log 2>&1 || fail "swap before the debugfs writes" "$(tail -n 1 /tmp/v.log)"
+"$verify" -s 32M -f 64k -i 1 -q > /tmp/v.log 2>&1 || fail "swap before the sysfs writes" "$(tail -n 1 /tmp/v.log)"
+tried=$((tried + 1))
+dfiles=$(find "$dbg" -type f | wc -l)
+wdbg=$(find "$dbg" -type f -perm /222 | sort)
+if [ -z "$wdbg" ] && [ "$dfiles" -gt 2 ]; then
+	pass "no debugfs file has a write bit ($dfiles files)"
+else
+	fail "no debugfs file has a write bit" "$dfiles files; writable: $(echo $wdbg)"
+fi
 zeros33=$(printf '0%.0s' $(seq 33))
 junk=($'\n' "" "abc" "-1" "2" "1junk" " 1 1" "0x1" "1.0" "99999999999999999999"
       "4294967297" "${zeros33}1junk" "$long" "$(printf '1\303\251')"
       "$(printf '\303\251')" "1,")
-writable=$(find "$dbg" -type f -perm -200 | sort)
-[ -n "$writable" ] || fail "debugfs has writable files" "none under $dbg"
+writable=$(find "$ctl" -type f -perm -200 | sort)
+[ "$(echo $writable)" = "$ctl/$name/check $ctl/$name/policy $ctl/$name/reset" ] ||
+	fail "sysfs has the control files" "found: $(echo $writable)"
 for f in $writable; do
-	rel=${f#"$dbg"/}
+	rel=${f#"$ctl"/}
 	cat "$dbg/$name/alloc" "$dbg/$name/reclaim" "$dbg/$name/discard" > /tmp/before 2>&1
 	nbad=0
 	for j in "${junk[@]}"; do
@@ -146,7 +161,15 @@ for f in $writable; do
 			nbad=$((nbad + 1))
 		fi
 	done
-	[ $nbad -eq 0 ] && pass "$rel: ${#junk[@]} bad writes refused with EINVAL"
+	# A NUL after a valid value: bash variables cannot hold it.
+	tried=$((tried + 1))
+	v=1
+	[ "${rel##*/}" = policy ] && v=auto
+	if printf '%s\0x' "$v" > "$f" 2>/tmp/err || ! grep -q "Invalid argument" /tmp/err; then
+		fail "$rel: write '$v\\0x' refused with EINVAL" "$(cat /tmp/err)"
+		nbad=$((nbad + 1))
+	fi
+	[ $nbad -eq 0 ] && pass "$rel: $((${#junk[@]} + 1)) bad writes refused with EINVAL"
 	cat "$dbg/$name/alloc" "$dbg/$name/reclaim" "$dbg/$name/discard" > /tmp/after 2>&1
 	cmp -s /tmp/before /tmp/after && pass "$rel: counters unchanged by bad writes" ||
 		fail "$rel: counters unchanged by bad writes" "$(diff /tmp/before /tmp/after | head -n 4 | tr '\n' ' ')"
@@ -155,26 +178,27 @@ check_ok "invariants after the bad writes" "$name"
 
 # --- a descriptor held open across swapoff, then across rmmod
 exec 3< "$dbg/$name/alloc"
-exec 4> "$dbg/$name/reset"
+exec 4> "$ctl/$name/reset"
+exec 5> "$ctl/$name/policy"
 # The module cannot make swapoff fail (its hooks return void), only wait
 # for something a descriptor holds, or oops: so swapoff is bounded, and
 # when it overruns the descriptors are closed to let it finish.  It must
 # not hold 3 and 4 itself.
-swapoff "$zram" 2>/tmp/err 3<&- 4>&- &
+swapoff "$zram" 2>/tmp/err 3<&- 4>&- 5>&- &
 spid=$!
 for _ in $(seq 120); do kill -0 $spid 2>/dev/null || break; sleep 0.5; done
 if kill -0 $spid 2>/dev/null; then
 	task_stacks $spid
-	fail "swapoff with debugfs descriptors open" "still running after 60 s; closing them"
-	exec 3<&- 4>&-
+	fail "swapoff with debugfs and sysfs descriptors open" "still running after 60 s; closing them"
+	exec 3<&- 4>&- 5>&-
 	wait_bounded 60 $spid || true
 	finish
 elif wait $spid; then
-	pass "swapoff with debugfs descriptors open"
+	pass "swapoff with debugfs and sysfs descriptors open"
 else
-	fail "swapoff with debugfs descriptors open" "$(cat /tmp/err)"
+	fail "swapoff with debugfs and sysfs descriptors open" "$(cat /tmp/err)"
 fi
-tried=$((tried + 2))
+tried=$((tried + 3))
 if out=$(cat <&3 2>&1); then
 	# A read from offset 0 of a file that is gone must not show counters.
 	[ -z "$out" ] && pass "read of a removed debugfs file: nothing" ||
@@ -182,17 +206,23 @@ if out=$(cat <&3 2>&1); then
 else
 	pass "read of a removed debugfs file fails ($(tail -n 1 <<<"$out" | sed 's/.*: //'))"
 fi
-if echo 1 >&4 2>/tmp/err; then
-	fail "write to a removed debugfs file fails" "it succeeded"
-else
-	pass "write to a removed debugfs file fails ($(sed 's/.*: //' /tmp/err))"
-fi
-exec 3<&- 4>&-
+for fd in 4 5; do
+	if echo 1 >&$fd 2>/tmp/err; then
+		fail "write to a removed sysfs file fails (fd $fd)" "it succeeded"
+	else
+		pass "write to a removed sysfs file fails (fd $fd: $(sed 's/.*: //' /tmp/err))"
+	fi
+done
+exec 3<&- 4>&- 5>&-
 [ ! -e "$dbg/$name" ] && pass "swapoff removed $dbg/$name" || fail "swapoff removed $dbg/$name"
+# The sysfs directory goes from a work item, just after swapoff returns.
+wait_gone "$ctl/$name" && pass "swapoff removed $ctl/$name" || fail "swapoff removed $ctl/$name"
 must swapon "$zram"
-[ -e "$dbg/$name" ] && pass "swapon bound $name again" || fail "swapon bound $name again" "$(cat "$dbg/devices")"
+[ -e "$dbg/$name" ] && [ -e "$ctl/$name/policy" ] && pass "swapon bound $name again" ||
+	fail "swapon bound $name again" "$(cat "$dbg/devices")"
 exec 3< "$dbg/$name/alloc"
-tried=$((tried + 1))
+exec 5> "$ctl/$name/policy"
+tried=$((tried + 2))
 if rmmod swapalloc 2>/tmp/err; then
 	fail "rmmod refused while a debugfs file is open" "it unloaded"
 	exec 3<&-
@@ -205,8 +235,14 @@ else
 		fail "nothing changed by the refused rmmod" "the module or $dbg/$name is gone"
 	fi
 	exec 3<&-
-	must rmmod swapalloc && pass "rmmod once the descriptor is closed"
+	must rmmod swapalloc && pass "rmmod once the debugfs descriptor is closed, a sysfs one open"
 fi
+if echo auto >&5 2>/tmp/err; then
+	fail "write to a sysfs file after rmmod fails" "it succeeded"
+else
+	pass "write to a sysfs file after rmmod fails ($(sed 's/.*: //' /tmp/err))"
+fi
+exec 5>&-
 must swapoff "$zram"
 must eval "echo 1 > /sys/block/$name/reset"
 

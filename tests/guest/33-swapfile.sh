@@ -26,6 +26,7 @@ fill=$(tool swapfill) || { fail "infrastructure: swapfill built"; finish; }
 require_cmd mkfs.ext4 fallocate
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
+ctl=/sys/kernel/swapalloc
 stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 mnt=/mnt/sf
 # Per process and run: make check 64M (32M on the second file), make stress 4 times that.
@@ -63,7 +64,7 @@ alloc_col() {
 bound() {
 	local name=$1 label=$2
 	if [ "$(row "$name" owner)" = swapalloc ] && [ "$(row "$name" policy)" = percpu ] &&
-	   [ "$(row "$name" media)" = ssd ] && [ -e "$dbg/$name/check" ]; then
+	   [ "$(row "$name" media)" = ssd ] && [ -e "$ctl/$name/check" ]; then
 		pass "$label: bound as $name (per-CPU, $dbg/$name)"
 	else
 		fail "$label: bound as $name" "row '$(row "$name")'; $(ls "$dbg" | tr '\n' ' ')"
@@ -147,7 +148,7 @@ must swapon "$f2"
 bound "$n2" "file made with dd, named with '/', swapped on after insmod"
 must swapon "$f3"
 # It has a directory all the same, whose policy file can take it.
-[ "$(row "$n3" owner)" = builtin ] && grep -qs '\[builtin\]' "$dbg/$n3/policy" &&
+[ "$(row "$n3" owner)" = builtin ] && grep -qs '\[builtin\]' "$ctl/$n3/policy" &&
 	pass "a file devices= does not name stays builtin" ||
 	fail "a file devices= does not name stays builtin" "row '$(row "$n3")'"
 if [ "$(row "$n1" owner)" != swapalloc ]; then

@@ -38,6 +38,7 @@ verify=$(tool swapverify) || { fail "infrastructure: swapverify built"; finish; 
 cp "$SWAPALLOC_TOP/swapalloc.ko" /tmp/swapalloc.ko || { fail "infrastructure: copy swapalloc.ko"; finish; }
 ko=/tmp/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
+ctl=/sys/kernel/swapalloc
 fdbg=/sys/kernel/debug
 # make check binds one device in the insmod sweep (the other one's attach
 # and bind run the same code), make stress both.
@@ -132,14 +133,14 @@ state_ok() {
 		[ "$name" = name ] && continue
 		rows=$((rows + 1))
 		if [ "$owner" = swapalloc ]; then
-			if [ ! -e "$dbg/$name/check" ]; then
+			if [ ! -e "$ctl/$name/check" ]; then
 				no_debugfs=$((no_debugfs + 1))
 				continue
 			fi
 			res=$(sa_check "$name") || bad "$label: $name bound, check ok" "$res"
 		elif ! builtin_dir_ok "$name"; then
 			bad "$label: $name left builtin: its directory's policy says [builtin]" \
-				"$(cat "$dbg/$name/policy" 2>&1)"
+				"$(cat "$ctl/$name/policy" 2>&1)"
 		elif [ -z "$params" ] || [[ ",${params#devices=}," == *",$name,"* ]]; then
 			builtin_left=$((builtin_left + 1))
 		fi
@@ -247,8 +248,8 @@ sweep_insmod() {
 # policy file says [builtin]; or none at all where a fault failed its
 # creation (debugfs is best effort: the files go, the device stays).
 builtin_dir_ok() {
-	[ ! -e "$dbg/$1" ] || [ ! -e "$dbg/$1/policy" ] ||
-		grep -qs '\[builtin\]' "$dbg/$1/policy"
+	[ ! -e "$dbg/$1" ] || [ ! -e "$ctl/$1/policy" ] ||
+		grep -qs '\[builtin\]' "$ctl/$1/policy"
 }
 
 # swapon_ok LABEL: after a swapon of $spare that returned $ret: swapped on
@@ -259,7 +260,7 @@ swapon_ok() {
 	left_builtin=0
 	row=$(awk -v d="$name" '$1 == d { print $4 }' "$dbg/devices")
 	if [ "$ret" = 0 ]; then
-		if [ "$row" = swapalloc ] && [ ! -e "$dbg/$name/check" ]; then
+		if [ "$row" = swapalloc ] && [ ! -e "$ctl/$name/check" ]; then
 			no_debugfs=$((no_debugfs + 1))
 		elif [ "$row" = swapalloc ]; then
 			res=$(sa_check "$name") || bad "$label: $name check" "$res"

@@ -84,7 +84,7 @@ work() {	# work SIZE FOLIO: swap SIZE of FOLIO pages out and back, verified
 	wait_bounded 300 $! || rc=$?
 	[ $rc -eq 0 ] || fail "data intact ($1 of $2 folios)" "$(tail -n 1 /tmp/work.log)"
 	if [ $rc -eq 124 ]; then
-		for f in /sys/kernel/debug/swapalloc/*/check; do
+		for f in /sys/kernel/swapalloc/*/check; do
 			[ -e "$f" ] || continue
 			f=${f%/check}
 			note "$f/check: $(timeout 10 bash -c ". $SWAPALLOC_TOP/tests/lib/guest.sh; sa_check ${f##*/}" 2>&1)"

@@ -17,6 +17,7 @@
 verify=$(tool swapverify) || { fail "infrastructure: swapverify built"; finish; }
 ko=$SWAPALLOC_TOP/swapalloc.ko
 dbg=/sys/kernel/debug/swapalloc
+ctl=/sys/kernel/swapalloc
 secs=${STRESS_SECONDS:-300}
 mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 zram=$(setup_zram 384M) || { fail "setup_zram 384M"; finish; }
@@ -96,7 +97,7 @@ modchurn=$!
 checks=0
 declare -A nchk=()
 while [ $SECONDS -lt $end ]; do
-	for c in "$dbg"/*/check; do
+	for c in "$ctl"/*/check; do
 		[ -e "$c" ] || continue
 		d=${c%/check}
 		d=${d##*/}

@@ -10,7 +10,11 @@
 #  3. `dkms build` against the patched tree builds swapalloc.ko, version
 #     from VERSION;
 #  4. the same hook for the patched kernel installs it;
-#  5. `make dkms-remove` takes it all away again.
+#  5. `make dkms-remove` takes it all away again;
+#  6. `make dkms-sources DESTDIR=...` copies the sources and runs no dkms;
+#     `make install DESTDIR=... KDIR=<tree>` installs swapalloc.ko where
+#     depmod indexes it.
+# dkms.conf's PACKAGE_VERSION is a literal in every copy (step 1).
 # SWAPALLOC_KERNEL_TREE names the patched tree (default: kernel-build.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +52,8 @@ extra=$(cd "$src" && find . -type f | grep -vE '^\./(VERSION|dkms\.conf|Kbuild|M
 [ -x "$tmp/share/bpftrace/run" ] && [ -f "$tmp/share/bpftrace/alloc-latency.bt" ] ||
 	fail "make dkms-install did not install bpftrace/ to BPFTRACE_DIR"
 dkms status | grep -q "^swapalloc/$version: added" || fail "dkms status: $(dkms status)"
+grep -qx "PACKAGE_VERSION=\"$version\"" "$src/dkms.conf" ||
+	fail "$src/dkms.conf: PACKAGE_VERSION is not the literal \"$version\": $(grep PACKAGE_VERSION "$src/dkms.conf")"
 echo "ok: make dkms-install: $(cd "$src" && find . -type f | wc -l) files, swapalloc/$version added"
 
 # 2. Unpatched kernels: the header package's hook succeeds and says why.
@@ -98,3 +104,21 @@ make "${mkopts[@]}" dkms-remove
 [ -z "$(dkms status)" ] || fail "dkms status after dkms-remove: $(dkms status)"
 [ ! -e "/lib/modules/$release/updates/dkms/swapalloc.ko" ] || fail "dkms-remove left the installed module"
 echo "ok: make dkms-remove"
+
+# 6. For a packager: the sources alone; the module installed and indexed.
+stage=$tmp/stage
+make -s -C "$top" DESTDIR="$stage" DKMS_SOURCE_TREE=/usr/src dkms-sources
+[ -f "$stage/usr/src/swapalloc-$version/dkms.conf" ] || fail "make dkms-sources DESTDIR= copied no dkms.conf"
+[ -z "$(dkms status)" ] || fail "make dkms-sources ran dkms: $(dkms status)"
+grep -qx "PACKAGE_VERSION=\"$version\"" "$stage/usr/src/swapalloc-$version/dkms.conf" ||
+	fail "make dkms-sources: PACKAGE_VERSION is not \"$version\""
+echo "ok: make dkms-sources DESTDIR=: $(find "$stage/usr/src" -type f | wc -l) files, no dkms"
+make -s -C "$top" DESTDIR="$stage" KDIR="$tree" install >/dev/null
+kdir=$stage/lib/modules/$release
+[ -f "$kdir/updates/swapalloc.ko" ] || [ -f "$kdir/updates/swapalloc.ko.xz" ] ||
+	fail "make install DESTDIR= put no swapalloc.ko in $kdir/updates"
+grep -q '^updates/swapalloc\.ko[.a-z]*:' "$kdir/modules.dep" ||
+	fail "depmod did not index updates/swapalloc.ko: $(head -c 200 "$kdir/modules.dep" 2>&1)"
+[ "$(modinfo -b "$stage" -k "$release" -F version swapalloc)" = "$version" ] ||
+	fail "modinfo -b $stage -k $release swapalloc does not find the module"
+echo "ok: make install DESTDIR=: $kdir/updates/swapalloc.ko, in modules.dep, modinfo finds it"

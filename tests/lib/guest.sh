@@ -124,12 +124,16 @@ find_disk() {
 	return 1
 }
 
+# swapalloc's control files are in sysfs, its statistics in debugfs.
+SA_CTL=/sys/kernel/swapalloc
+SA_DBG=/sys/kernel/debug/swapalloc
+
 # sa_check DEV: run swapalloc's full invariant check of DEV and print what
-# it found, `ok` or the first violation.  Reading <dev>/check only shows the
-# last result; writing 1 runs the check (and fails with EUCLEAN on a
-# violation).  Returns 0 only for `ok`.
+# it found, `ok` or the first violation.  Reading $SA_CTL/<dev>/check only
+# shows the last result; writing 1 runs the check (and fails with EUCLEAN
+# on a violation).  Returns 0 only for `ok`.
 sa_check() {
-	local f=/sys/kernel/debug/swapalloc/$1/check res
+	local f=$SA_CTL/$1/check res
 	if [ ! -e "$f" ]; then
 		echo "no $f"
 		return 1
@@ -138,6 +142,22 @@ sa_check() {
 	res=$(cat "$f" 2>&1)
 	echo "$res"
 	[ "$res" = ok ]
+}
+
+# sa_policy DEV CHOICE: switch DEV to CHOICE through its sysfs policy file.
+sa_policy() {
+	echo "$2" > "$SA_CTL/$1/policy"
+}
+
+# wait_gone PATH: wait up to 5 s for PATH to go (a device's sysfs directory
+# is removed by a work item just after swapoff returns).
+wait_gone() {
+	local i
+	for i in $(seq 50); do
+		[ -e "$1" ] || return 0
+		sleep 0.1
+	done
+	[ ! -e "$1" ]
 }
 
 # set_rotational DEV 0|1: mark a block device as SSD (0) or rotating (1).
