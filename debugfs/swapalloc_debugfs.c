@@ -143,8 +143,9 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 	}
 	seq_printf(m, "%s %d %s %s %s %lu %u %u %s\n", name, si->type,
 		   (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational", owner,
-		   policy, clusters, si->inuse_pages, si->pages - si->inuse_pages,
-		   placement);
+		   policy, clusters, si->inuse_pages,
+		   /* Slots held for discard are not in use, but not free either. */
+		   si->pages - si->inuse_pages - si->alloc_held, placement);
 	spin_unlock(&si->lock);
 	return 0;
 }
