@@ -141,11 +141,12 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 		policy = si->cluster_info ? "builtin-cluster" : "builtin-scan";
 		clusters = DIV_ROUND_UP(si->max, SA_CLUSTER_SLOTS);
 	}
-	seq_printf(m, "%s %d %s %s %s %lu %u %u %s\n", name, si->type,
+	/* Slots held for discard are neither in use nor free: used + free + held = size. */
+	seq_printf(m, "%s %d %s %s %s %lu %u %u %s %u\n", name, si->type,
 		   (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational", owner,
 		   policy, clusters, si->inuse_pages,
-		   /* Slots held for discard are not in use, but not free either. */
-		   si->pages - si->inuse_pages - si->alloc_held, placement);
+		   si->pages - si->inuse_pages - si->alloc_held, placement,
+		   si->alloc_held);
 	spin_unlock(&si->lock);
 	return 0;
 }
@@ -154,7 +155,7 @@ static int swapalloc_devices_show(struct seq_file *m, void *v)
 {
 	int err;
 
-	seq_puts(m, "name type media owner policy clusters used free placement\n");
+	seq_puts(m, "name type media owner policy clusters used free placement held\n");
 	err = swap_alloc_walk_devices(swapalloc_devices_row, m);
 	/* A device left to the builtin allocator may have gone meanwhile. */
 	swapalloc_prune_soon();

@@ -140,12 +140,13 @@ phase end
 # --- (4) attach/bind race: swap types reused with a different size
 devices_match() {
 	# Every swapalloc row of `devices` against /proc/swaps: clusters =
-	# ceil((size + 1 header slot) / 512), used + free = size (in slots).
+	# ceil((size + 1 header slot) / 512), used + free + held = size (in
+	# slots): free leaves out the slots held while they are discarded.
 	awk 'FNR == 1 { file++ } file == 1 && FNR > 1 { n = $1; sub(".*/", "", n); sz[n] = $3 / 4 }
 		file == 2 && FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
 		file == 2 && FNR > 1 && $c["owner"] == "swapalloc" && ($1 in sz) {
 			want = int((sz[$1] + 1 + 511) / 512)
-			slots = $c["used"] + $c["free"]
+			slots = $c["used"] + $c["free"] + $c["held"]
 			if ($c["clusters"] != want || slots != sz[$1])
 				printf "%s: %s clusters, %s slots; /proc/swaps says %d slots (%d clusters)\n",
 					$1, $c["clusters"], slots, sz[$1], want }' /proc/swaps "$dbg/devices"
