@@ -782,6 +782,25 @@ static void model_random_op(struct model *m, bool nested)
 	}
 }
 
+/* Entry @e goes now: its folios leave the swap cache, its slots are freed. */
+static void free_entry_now(struct model *m, int e)
+{
+	unsigned long i, off = m->ent[e].off, nr = m->ent[e].nr;
+
+	for (i = off; i < off + nr; i++) {
+		long base = sim_cache_folio(&m->s, i);
+
+		if (base >= 0)
+			cache_del(m, base);
+	}
+	for (i = off; i < off + nr && !m->failed; i++) {
+		if (!m->ref[i])
+			continue;
+		sim_free(&m->s, i, 1);
+		ref_set(m, i, 0);
+	}
+}
+
 /* Another CPU, while the core has dropped the lock. */
 static void model_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offset,
 		       void *arg)
@@ -811,39 +830,11 @@ static void model_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offs
 			m->st.rebuild_frees++;
 			if (chance(m, 15)) {
 				/* every entry of that cluster: it empties */
-				while ((e = entry_in_cluster(m, c)) >= 0 && !m->failed) {
-					unsigned long i, off = m->ent[e].off;
-					unsigned long nr = m->ent[e].nr;
-
-					for (i = off; i < off + nr; i++) {
-						long base = sim_cache_folio(&m->s, i);
-
-						if (base >= 0)
-							cache_del(m, base);
-					}
-					for (i = off; i < off + nr && !m->failed; i++) {
-						if (!m->ref[i])
-							continue;
-						sim_free(&m->s, i, 1);
-						ref_set(m, i, 0);
-					}
-				}
+				while ((e = entry_in_cluster(m, c)) >= 0 && !m->failed)
+					free_entry_now(m, e);
 			} else if (chance(m, 50)) {
-				unsigned long i, off = m->ent[e].off, nr = m->ent[e].nr;
-
 				/* free_whole picks its own entry: free this one */
-				for (i = off; i < off + nr; i++) {
-					long base = sim_cache_folio(&m->s, i);
-
-					if (base >= 0)
-						cache_del(m, base);
-				}
-				for (i = off; i < off + nr && !m->failed; i++) {
-					if (!m->ref[i])
-						continue;
-					sim_free(&m->s, i, 1);
-					ref_set(m, i, 0);
-				}
+				free_entry_now(m, e);
 			} else {
 				op_free_slots(m);
 			}
