@@ -695,6 +695,52 @@ void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 	sa_reclaim_full(dev, force, force ? dev->nr_full : 1);
 }
 
+/*
+ * The fast path of a batch: as many entries as the cursor's cluster has
+ * free, up to @nr, from the cursor on, committed under one cluster lock.
+ * Returns how many; 0 if the cursor has no cluster of @order, or no
+ * free range is left in it after the cursor.
+ */
+static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
+				 struct swapalloc_cursor *cur, int order,
+				 unsigned char usage, int nr,
+				 swp_entry_t *slots)
+{
+	unsigned long from = cur->next[order], size = 1UL << order, end, last;
+	struct swapalloc_cluster *ci;
+	int n, i;
+
+	if (!from || from >= dev->max)
+		return 0;
+	ci = sa_cluster(dev, from);
+	if (ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD ||
+	    ci->order != order)
+		return 0;
+	nr = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
+	end = sa_end(dev, ci);
+	from = ALIGN(from, size);
+	if (nr <= 0 || from + size > end)
+		return 0;
+	n = swapalloc_env_commit_batch(&dev->env, from, end, order, usage, nr, slots);
+	if (!n)
+		return 0;
+	ci->count += n << order;
+	if (ci->count == SA_CLUSTER_SLOTS)
+		sa_move(dev, ci, SA_LIST_FULL);
+	sa_count(&dev->stats.order[order].requests, n);
+	sa_count(&dev->stats.order[order].success, n);
+	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);
+	for (i = 0; i < n; i++)
+		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
+				      SA_SRC_CURSOR);
+	last = swp_offset(slots[n - 1]);
+	sa_set_cursor(dev, cur, order,
+		      ci->count < SA_CLUSTER_SLOTS && last + 2 * size <= end ?
+		      last + size : 0);
+	sa_after_alloc(dev, n << order);
+	return n;
+}
+
 /**
  * swapalloc_reclaim_background() - the background reclaim work's pass
  * @dev: the device, lock held
@@ -764,18 +810,28 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 	struct swapalloc_cluster *mine = NULL;
 	unsigned long off = 0, next = 0, from;
 	unsigned int limit, waits = 0;
+	swp_entry_t slot;
 	bool retried = false, owned;
 	enum swapalloc_src src;
 
 	if (order < 0 || order >= SA_NR_ORDERS)
 		return 0;
+
+	/*
+	 * Step 1's common case: one scan and commit under the cluster lock.
+	 * Only slots the swap cache alone holds, reclaimed when swap is
+	 * filling up, need the slower walk below.
+	 */
+	if (sa_alloc_cursor_batch(dev, cur, order, usage, 1, &slot))
+		return swp_offset(slot);
 	sa_count(&dev->stats.order[order].requests, 1);
 
 	from = cur->next[order];
 	if (from && from < dev->max) {
 		mine = sa_cluster(dev, from);
 		src = SA_SRC_CURSOR;
-		if (mine->list != SA_LIST_FREE && mine->order == order)
+		if (mine->list != SA_LIST_FREE && mine->order == order &&
+		    swapalloc_env_swap_full(&dev->env))
 			off = sa_alloc_in_cluster(dev, mine, from, order, usage, &next);
 		if (off)
 			goto done;
@@ -910,52 +966,6 @@ done:
 	sa_set_cursor(dev, cur, order, next);
 	sa_after_alloc(dev, 1U << order);
 	return off;
-}
-
-/*
- * The fast path of a batch: as many entries as the cursor's cluster has
- * free, up to @nr, from the cursor on, committed under one cluster lock.
- * Returns how many; 0 if the cursor has no cluster of @order, or no
- * free range is left in it after the cursor.
- */
-static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
-				 struct swapalloc_cursor *cur, int order,
-				 unsigned char usage, int nr,
-				 swp_entry_t *slots)
-{
-	unsigned long from = cur->next[order], size = 1UL << order, end, last;
-	struct swapalloc_cluster *ci;
-	int n, i;
-
-	if (!from || from >= dev->max)
-		return 0;
-	ci = sa_cluster(dev, from);
-	if (ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD ||
-	    ci->order != order)
-		return 0;
-	nr = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
-	end = sa_end(dev, ci);
-	from = ALIGN(from, size);
-	if (nr <= 0 || from + size > end)
-		return 0;
-	n = swapalloc_env_commit_batch(&dev->env, from, end, order, usage, nr, slots);
-	if (!n)
-		return 0;
-	ci->count += n << order;
-	if (ci->count == SA_CLUSTER_SLOTS)
-		sa_move(dev, ci, SA_LIST_FULL);
-	sa_count(&dev->stats.order[order].requests, n);
-	sa_count(&dev->stats.order[order].success, n);
-	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);
-	for (i = 0; i < n; i++)
-		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
-				      SA_SRC_CURSOR);
-	last = swp_offset(slots[n - 1]);
-	sa_set_cursor(dev, cur, order,
-		      ci->count < SA_CLUSTER_SLOTS && last + 2 * size <= end ?
-		      last + size : 0);
-	sa_after_alloc(dev, n << order);
-	return n;
 }
 
 /**

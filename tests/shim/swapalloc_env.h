@@ -131,6 +131,9 @@ static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
 			      start, end, order);
 		return 0;
 	}
+	/* As the kernel's: nothing is tried on a device being swapped off. */
+	if (!sd->writable)
+		return 0;
 	for (off = start; off + size <= end && n < nr; off += size) {
 		for (i = 0; i < size; i++)
 			if (sd->swap_map[off + i])

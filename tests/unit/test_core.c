@@ -1620,6 +1620,31 @@ static void test_batch_short_when_full(void)
 	expect_valid(s);
 }
 
+/*
+ * One entry from the cursor's cluster: one batch commit, which reads the
+ * entry's slots once (no usable-scan before it), and counts one request.
+ */
+static void test_single_alloc_from_cursor(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long reads, batches, base;
+
+	s->sd.full = SIM_FULL_OFF;
+	base = alloc_ok(s, 4);
+	T_EQ(base, CS);
+	reads = s->sd.cnt.map_reads;
+	batches = s->sd.cnt.batches;
+	T_EQ(alloc_ok(s, 4), base + 16);
+	T_EQ(s->sd.cnt.batches - batches, 1);
+	T_EQ(s->sd.cnt.map_reads - reads, 16);
+	T_EQ(s->dev.stats.order[4].requests, 2);
+	T_EQ(s->dev.stats.order[4].success, 2);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_CURSOR], 1);
+	T_EQ(cpu_next(s, 0, 4), base + 32);
+
+	expect_valid(s);
+}
+
 /* swapalloc_check() counts the cursors in each cluster. */
 static void test_check_counts_cursors(void)
 {
@@ -2591,6 +2616,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_batch_refill_from_cursor),
 	T_CASE(test_batch_skips_used_and_crosses_clusters),
 	T_CASE(test_batch_short_when_full),
+	T_CASE(test_single_alloc_from_cursor),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
 	T_CASE(test_natural_alignment_every_order),
