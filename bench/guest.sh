@@ -317,9 +317,9 @@ tput_case() {
 	done
 }
 
-# cost_case: ns per allocation from bench/alloc-cost.bt, 4K (order 0) and
-# 64K (order 4) folios, per worker count, on 512 MiB zram.  Its maps are
-# named builtin_* and swapalloc_*; every swapalloc-* run fills swapalloc_*.
+# cost_case: ns per allocated entry from bench/alloc-cost.bt (get_swap_pages()
+# for every allocator), 4K (order 0) and 64K (order 4) folios, per worker
+# count, on 512 MiB zram.  Its maps are alloc_*, named after the run's allocator.
 cost_case() {
 	local w a dev f i
 	for w in $workers_list; do
@@ -327,14 +327,7 @@ cost_case() {
 			use $a || return
 			dev=$(swap_dev zram512) || { fail "cost $a: swap device"; continue; }
 			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
-			# Without the module loaded its function cannot be probed: builtin probes only.
-			if [ "$a" = builtin ]; then
-				sed '/^k\(ret\)\{0,1\}probe:swapalloc_alloc\(_batch\)\{0,1\}$/,/^}$/d
-				     /clear(@\(sstart\|sorder\|bstart_batch\|border_batch\))/d' \
-					"$SWAPALLOC_TOP/bench/alloc-cost.bt" > /tmp/cost.bt
-			else
-				cp "$SWAPALLOC_TOP/bench/alloc-cost.bt" /tmp/cost.bt
-			fi
+			cp "$SWAPALLOC_TOP/bench/alloc-cost.bt" /tmp/cost.bt
 			bpftrace /tmp/cost.bt > /tmp/cost.txt 2>/tmp/cost.err &
 			btpid=$!
 			for i in $(seq 1 240); do
@@ -349,14 +342,14 @@ cost_case() {
 			sleep 2
 			bpftrace_stop $btpid || true
 			btpid=
-			# @builtin_n[4]: 123, @builtin_sum_ns[4]: 456, @builtin_hist_ns[4]: and its buckets;
-			# the rows of the swapalloc_* maps are named after this run's allocator.
+			# @alloc_n[4]: 123, @alloc_sum_ns[4]: 456, @alloc_hist_ns[4]: and its buckets;
+			# the rows are named after this run's allocator.
 			awk -v b="$boot" -v w="$w" -v raw="$raw" -v a="$a" '
 				function unit(s) { return s ~ /K$/ ? 1024 : s ~ /M$/ ? 1048576 : s ~ /G$/ ? 1073741824 : 1 }
-				/^@(builtin|swapalloc)_(n|sum_ns|hist_ns)\[/ {
+				/^@alloc_(n|sum_ns|hist_ns)\[/ {
 					t = $0; gsub(/[\[\]:_@]/, " ", t)
-					split(t, p, " ")	# builtin n 4 ...  or  builtin sum ns 4 ...
-					o = p[3] == "ns" ? p[4] : p[3]; key = (p[1] == "swapalloc" ? a : p[1]) "\t" o
+					split(t, p, " ")	# alloc n 4 ...  or  alloc sum ns 4 ...
+					o = p[3] == "ns" ? p[4] : p[3]; key = a "\t" o
 					hk = ""
 					if ($0 ~ /_n\[/) n[key] = $2
 					else if ($0 ~ /_sum_ns\[/) s[key] = $2
@@ -370,7 +363,7 @@ cost_case() {
 				/tmp/cost.txt
 			cp /tmp/cost.txt "$raw/bt-cost-boot$boot-$a-x$w.txt"
 			cp /tmp/cost.err "$raw/bt-cost-boot$boot-$a-x$w.err"
-			if grep -q "^@${a%%-*}_n\[" /tmp/cost.txt; then
+			if grep -q '^@alloc_n\[' /tmp/cost.txt; then
 				pass "cost $a x$w"
 			else
 				fail "cost $a x$w: allocations traced" "$(grep -v 'not traceable' /tmp/cost.err | head -c 300)"

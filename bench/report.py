@@ -331,7 +331,8 @@ def tables(meta, figs, allocs=ALLOCS):
         out.append("")
     if by["alloc_ns"]:
         out.append("**Allocation cost**, ns per allocated entry (`bench/alloc-cost.bt`: kprobe to kretprobe of "
-                   "`cluster_alloc_swap_entry` / `swapalloc_alloc`, probe overhead included; 512 MiB zram, "
+                   "the kernel's `get_swap_pages()` for every allocator, each call's time spread over the entries it "
+                   "returned, probe overhead included; 512 MiB zram, "
                    "%s per folio size; %s kernel):\n" % (meta.get("cost_size", "?"), meta.get("flavor", "?")))
         out.append("| order | workers " + hdr + " allocations traced (%s) |" % " / ".join(allocs))
         out.append(sep(3))
