@@ -90,9 +90,16 @@ extern long shim_live_allocs;		/* allocations not yet freed */
 void *kvcalloc(size_t n, size_t size, gfp_t gfp);
 void kvfree(const void *p);
 
-/* Per-CPU data and the simulated current CPU. */
+/*
+ * Per-CPU data and the simulated current CPU.  Built with SIM_THREADS
+ * (tests/unit/test_threads.c), each thread is a CPU of its own.
+ */
 #define SHIM_NR_CPUS	8
+#ifdef SIM_THREADS
+extern __thread int shim_cpu;
+#else
 extern int shim_cpu;
+#endif
 void *shim_alloc_percpu(size_t size);
 int shim_check_cpu(int cpu);
 

@@ -9,11 +9,15 @@ unsigned long shim_warnings;
 bool shim_quiet_warnings;
 long shim_fail_alloc_after = -1;
 long shim_live_allocs;
+#ifdef SIM_THREADS
+__thread int shim_cpu;
+#else
 int shim_cpu;
+#endif
 
 void shim_warn(const char *file, int line, const char *cond)
 {
-	shim_warnings++;
+	__atomic_fetch_add(&shim_warnings, 1, __ATOMIC_RELAXED);
 	if (!shim_quiet_warnings)
 		fprintf(stderr, "WARNING: %s:%d: %s\n", file, line, cond);
 }

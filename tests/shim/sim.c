@@ -20,8 +20,29 @@ void sim_violation(struct sim_dev *sd, const char *fmt, ...)
 		fprintf(stderr, "sim: violation: %s\n", sd->violation);
 }
 
+/*
+ * With SIM_THREADS the simulated lock is a real mutex too: a thread that
+ * takes it twice deadlocks, as on the kernel's spinlock, instead of
+ * recording a violation; every other rule stays.  Where the kernel lets
+ * go of si->lock, other threads get in (sim_let_others_in()).
+ */
+#ifdef SIM_THREADS
+#include <sched.h>
+static inline void sim_let_others_in(void)
+{
+	sched_yield();
+}
+#else
+static inline void sim_let_others_in(void)
+{
+}
+#endif
+
 void sim_lock(struct sim_dev *sd)
 {
+#ifdef SIM_THREADS
+	pthread_mutex_lock(&sd->mutex);
+#endif
 	if (sd->locked)
 		sim_violation(sd, "device lock taken twice (self-deadlock)");
 	sd->locked = 1;
@@ -33,6 +54,9 @@ void sim_unlock(struct sim_dev *sd)
 	if (!sd->locked)
 		sim_violation(sd, "device lock released but not held");
 	sd->locked = 0;
+#ifdef SIM_THREADS
+	pthread_mutex_unlock(&sd->mutex);
+#endif
 }
 
 int sim_init(struct sim *s, unsigned long max, enum swapalloc_policy policy,
@@ -55,6 +79,9 @@ int sim_init(struct sim *s, unsigned long max, enum swapalloc_policy policy,
 		sim_destroy(s);
 		return -ENOMEM;
 	}
+#ifdef SIM_THREADS
+	pthread_mutex_init(&sd->mutex, NULL);
+#endif
 	sd->writable = true;
 	sd->full = SIM_FULL_AUTO;
 	sd->dev = &s->dev;
@@ -218,16 +245,17 @@ void sim_free(struct sim *s, unsigned long offset, unsigned int nr)
 	struct sim_dev *sd = &s->sd;
 	unsigned long i;
 
+	sim_lock(sd);
 	if (!sim_slots_in_use(sd, offset, nr, "free"))
-		return;
+		goto out;
 	for (i = offset; i < offset + nr; i++) {
 		if (sd->cache_base[i]) {
 			sim_violation(sd, "free of slot %lu, still in the swap cache", i);
-			return;
+			goto out;
 		}
 	}
-	sim_lock(sd);
 	sim_final_free_locked(sd, offset, nr);
+out:
 	sim_unlock(sd);
 }
 
@@ -240,9 +268,10 @@ void sim_set_map(struct sim *s, unsigned long offset, unsigned int nr,
 		sim_violation(sd, "%s(%#x): use sim_free()", __func__, val);
 		return;
 	}
-	if (!sim_slots_in_use(sd, offset, nr, "set_map"))
-		return;
-	memset(sd->swap_map + offset, val, nr);
+	sim_lock(sd);
+	if (sim_slots_in_use(sd, offset, nr, "set_map"))
+		memset(sd->swap_map + offset, val, nr);
+	sim_unlock(sd);
 }
 
 void sim_cache_add(struct sim *s, unsigned long base, int order, bool busy)
@@ -250,12 +279,13 @@ void sim_cache_add(struct sim *s, unsigned long base, int order, bool busy)
 	struct sim_dev *sd = &s->sd;
 	unsigned long nr = 1UL << order, i;
 
+	sim_lock(sd);
 	if (!IS_ALIGNED(base, nr) || !sim_slots_in_use(sd, base, nr, "cache_add"))
-		return;
+		goto out;
 	for (i = base; i < base + nr; i++) {
 		if (sd->cache_base[i]) {
 			sim_violation(sd, "slot %lu cached twice", i);
-			return;
+			goto out;
 		}
 	}
 	for (i = base; i < base + nr; i++) {
@@ -265,6 +295,8 @@ void sim_cache_add(struct sim *s, unsigned long base, int order, bool busy)
 	sd->cache_order[base] = order;
 	sd->cache_busy[base] = busy;
 	sd->cached += nr;
+out:
+	sim_unlock(sd);
 }
 
 long sim_cache_folio(struct sim *s, unsigned long offset)
@@ -280,9 +312,10 @@ void sim_cache_del(struct sim *s, unsigned long base)
 	struct sim_dev *sd = &s->sd;
 	unsigned long nr, i;
 
+	sim_lock(sd);
 	if (sim_cache_folio(s, base) != (long)base) {
 		sim_violation(sd, "cache_del of %lu: no folio starts there", base);
-		return;
+		goto out;
 	}
 	nr = 1UL << sd->cache_order[base];
 	for (i = base; i < base + nr; i++) {
@@ -297,14 +330,14 @@ void sim_cache_del(struct sim *s, unsigned long base)
 		while (j < base + nr && !sd->swap_map[j])
 			j++;
 		if (j > i) {
-			sim_lock(sd);
 			sim_final_free_locked(sd, i, j - i);
-			sim_unlock(sd);
 			i = j;
 		} else {
 			i++;
 		}
 	}
+out:
+	sim_unlock(sd);
 }
 
 void sim_cache_set_busy(struct sim *s, unsigned long base, bool busy)
@@ -348,7 +381,10 @@ int sim_env_reclaim(struct sim_dev *sd, unsigned long offset)
 	sim_unlock(sd);
 	if (sd->hook)
 		sd->hook(sd, SIM_EV_RECLAIM, offset, sd->hook_arg);
+	sim_let_others_in();
 
+	/* The folio and the swap map as the kernel sees them: under their locks. */
+	sim_lock(sd);
 	ret = 0;
 	if (offset >= sd->max || !sd->cache_base[offset])
 		goto out;
@@ -366,15 +402,15 @@ int sim_env_reclaim(struct sim_dev *sd, unsigned long offset)
 		sd->cache_base[i] = 0;
 	sd->cached -= nr;
 	sd->cnt.reclaimed += nr;
-	sim_lock(sd);
 	sim_final_free_locked(sd, base, nr);
-	sim_unlock(sd);
 	if (sd->on_free)
 		sd->on_free(sd, base, nr, sd->on_free_arg);
 	ret = nr;
 out:
+	sim_unlock(sd);
 	if (sd->hook)
 		sd->hook(sd, SIM_EV_RECLAIMED, offset, sd->hook_arg);
+	sim_let_others_in();
 	sim_lock(sd);
 	return ret;
 }
@@ -396,6 +432,7 @@ void sim_env_discard(struct sim_dev *sd, unsigned long offset, unsigned long nr)
 	sim_unlock(sd);
 	if (sd->hook)
 		sd->hook(sd, SIM_EV_DISCARD, offset, sd->hook_arg);
+	sim_let_others_in();
 	sim_lock(sd);
 }
 
@@ -406,6 +443,7 @@ void sim_env_relax(struct sim_dev *sd)
 	sim_unlock(sd);
 	if (sd->hook)
 		sd->hook(sd, SIM_EV_RELAX, 0, sd->hook_arg);
+	sim_let_others_in();
 	sim_lock(sd);
 }
 

@@ -12,6 +12,9 @@
 #define _SWAPALLOC_ENV_TYPES_H
 
 #include "linux-shim.h"
+#ifdef SIM_THREADS
+#include <pthread.h>
+#endif
 
 /* PMD order on x86-64 with CONFIG_THP_SWAP: 512-slot clusters. */
 #define SWAPALLOC_MAX_ORDER	9
@@ -71,6 +74,9 @@ struct sim_dev {
 	bool fail_hold;			/* swap_alloc_hold() refuses */
 	enum sim_full_mode full;
 	int locked;			/* the simulated si->lock is held */
+#ifdef SIM_THREADS
+	pthread_mutex_t mutex;		/* si->lock itself, with real threads */
+#endif
 	/*
 	 * Map reads since the lock was last taken: the kernel's soft-lockup
 	 * watchdog, in reads.  More than SIM_HELD_READS_MAX in one hold is
