@@ -7,6 +7,9 @@
 #   - the model test with a fresh random seed (printed, seed=N) and with a
 #     fixed one: one result per configuration; a shorter run with ASan +
 #     UBSan: one result;
+#   - the core with real threads under ThreadSanitizer (allocate, free,
+#     reclaim, discard and rebuild at once; a fresh seed): one result per
+#     configuration;
 #   - the libFuzzer target for a bounded time: one result;
 #   - bench/swapsim: a short run recorded as a trace, replayed, and every
 #     recorded free must apply: one result.
@@ -15,16 +18,19 @@
 # everything passed, 1 otherwise.  About a minute on 2 cores.
 #
 #   FUZZ_TIME=SECONDS (default 20; 300 with SWAPALLOC_STRESS=1),
-#   MODEL_OPS=N (default 20000 per config; 200000 with SWAPALLOC_STRESS=1)
+#   MODEL_OPS=N (default 20000 per config; 200000 with SWAPALLOC_STRESS=1),
+#   THREAD_ITERS=N (default 20000 per thread; 400000 with SWAPALLOC_STRESS=1)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 O=$top/build/unit
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	fuzz_time=${FUZZ_TIME:-300}
 	model_ops=${MODEL_OPS:-200000}
+	thread_iters=${THREAD_ITERS:-400000}
 else
 	fuzz_time=${FUZZ_TIME:-20}
 	model_ops=${MODEL_OPS:-20000}
+	thread_iters=${THREAD_ITERS:-20000}
 fi
 passed=0
 failed=0
@@ -90,6 +96,7 @@ step "unit-asan-ubsan: test_rules" "$O/test_rules-san"
 each "model-fresh-seed" "$O/test_model" -n "$model_ops"
 each "model-seed-1" "$O/test_model" -n "$model_ops" -s 1
 step "model-asan-ubsan" "$O/test_model-san" -n 3000
+each "threads-tsan" "$O/test_threads-tsan" -i "$thread_iters"
 
 fuzz() {
 	local corpus

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The swapalloc core with real threads, built with SIM_THREADS (the
+ * simulated si->lock is a pthread mutex, each thread a CPU of its own)
+ * and ThreadSanitizer.  At once:
+ *
+ *  - allocator threads take entries of order 0 (one by one, and in
+ *    slot-cache refills through swapalloc_alloc_batch()) and of order 4,
+ *    and free some of them again;
+ *  - a swap-cache thread takes entries and leaves them in the swap cache
+ *    only, so that the allocators' reclaim, forced reclaim and the
+ *    background reclaim free them with the lock dropped;
+ *  - a worker runs main.c's reclaim and discard work items;
+ *  - a rebind thread quiesces and rebuilds the device from the map, as an
+ *    unbind and bind do, while frees go on (allocations wait, as the
+ *    kernel's hook makes them wait).
+ *
+ * Every slot handed out is claimed in an owner array with a
+ * compare-and-swap: a slot handed out twice fails the test at once.
+ * After the threads are done, swapalloc_check() and the environment's
+ * accounting (sim_check()) must hold, the owner array must match the swap
+ * map slot for slot, and once everything is freed nothing may be left in
+ * use.  ThreadSanitizer fails the run on any data race, for the lockless
+ * paths to come as for the locked ones today.
+ *
+ *   test_threads-tsan [-i ITERATIONS] [-s SEED] [-t SECONDS_PER_CASE] [-v]
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sim.h"
+
+#define CS		SA_CLUSTER_SLOTS
+#define NR_ALLOCATORS	3
+#define CPU_CACHE	NR_ALLOCATORS
+#define CPU_WORKER	(NR_ALLOCATORS + 1)
+#define CPU_REBIND	(NR_ALLOCATORS + 2)
+#define HELD_MAX	1500		/* entries an allocator thread holds */
+#define OWNER_CACHE	(CPU_CACHE + 1)
+
+/* ThreadSanitizer: the first report ends the run with a failure. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "halt_on_error=1:exitcode=66:second_deadlock_stack=1";
+}
+
+struct entry {
+	unsigned long off;
+	int order;
+};
+
+struct run {
+	struct sim s;
+	unsigned int *owner;		/* slot -> thread number + 1, 0 = free */
+	pthread_rwlock_t bind;		/* allocations: read; rebind: write */
+	int stop;			/* allocators done: helpers stop */
+	int failed;
+	char why[256];
+	pthread_mutex_t why_lock;
+	unsigned long iters;
+	unsigned int seed;
+	long cache_live;		/* slots the cache thread has cached */
+	unsigned long double_claims, reclaimed, rebinds, allocated;
+};
+
+struct thread {
+	struct run *r;
+	int cpu;
+	unsigned int seed;
+	struct entry held[HELD_MAX];
+	int nr_held;
+};
+
+static __printf(2, 3) void run_fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&r->why_lock);
+	if (!r->failed) {
+		va_start(ap, fmt);
+		vsnprintf(r->why, sizeof(r->why), fmt, ap);
+		va_end(ap);
+	}
+	r->failed = 1;
+	pthread_mutex_unlock(&r->why_lock);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+}
+
+static bool stopping(struct run *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+}
+
+/* Claim every slot of an entry for @who: fails if one is someone's already. */
+static void claim(struct run *r, unsigned long off, int order, unsigned int who)
+{
+	unsigned long i;
+
+	for (i = off; i < off + (1UL << order); i++) {
+		unsigned int none = 0;
+
+		if (!__atomic_compare_exchange_n(&r->owner[i], &none, who, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&r->double_claims, 1, __ATOMIC_RELAXED);
+			run_fail(r, "slot %lu handed out to %u while %u has it", i, who,
+				 none);
+		}
+	}
+}
+
+static void unclaim(struct run *r, unsigned long off, int order, unsigned int who)
+{
+	unsigned long i;
+
+	for (i = off; i < off + (1UL << order); i++) {
+		unsigned int mine = who;
+
+		if (!__atomic_compare_exchange_n(&r->owner[i], &mine, 0, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			run_fail(r, "slot %lu freed by %u but owned by %u", i, who, mine);
+	}
+}
+
+/* sim_dev::on_free, under the lock: a reclaim freed a cache-only folio. */
+static void on_reclaim(struct sim_dev *sd, unsigned long off, unsigned int nr,
+		       void *arg)
+{
+	struct run *r = arg;
+	unsigned long i;
+
+	for (i = off; i < off + nr; i++) {
+		unsigned int who = OWNER_CACHE;
+
+		if (!__atomic_compare_exchange_n(&r->owner[i], &who, 0, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			run_fail(r, "reclaim freed slot %lu, owned by %u, not the cache",
+				 i, who);
+	}
+	__atomic_fetch_sub(&r->cache_live, nr, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->reclaimed, nr, __ATOMIC_RELAXED);
+}
+
+static int alloc_some(struct thread *t, int order, unsigned char usage,
+		      struct entry *out, int max)
+{
+	struct run *r = t->r;
+	swp_entry_t slots[16];
+	int n = 0, i;
+
+	pthread_rwlock_rdlock(&r->bind);
+	if (!order && max > 1) {
+		sim_lock(&r->s.sd);
+		n = swapalloc_alloc_batch(&r->s.dev, 0, usage, min_t(int, max, 16), slots);
+		sim_unlock(&r->s.sd);
+		for (i = 0; i < n; i++)
+			out[i] = (struct entry){ swp_offset(slots[i]), 0 };
+	} else {
+		unsigned long off = sim_alloc(&r->s, order, usage);
+
+		if (off) {
+			out[0] = (struct entry){ off, order };
+			n = 1;
+		}
+	}
+	pthread_rwlock_unlock(&r->bind);
+	for (i = 0; i < n; i++) {
+		if (out[i].off % (1UL << order) || out[i].off + (1UL << order) > r->s.sd.max)
+			run_fail(r, "entry %lu of order %d out of place", out[i].off, order);
+		claim(r, out[i].off, out[i].order, t->cpu + 1);
+	}
+	__atomic_fetch_add(&r->allocated, n, __ATOMIC_RELAXED);
+	return n;
+}
+
+static void free_held(struct thread *t, int i)
+{
+	struct entry e = t->held[i];
+
+	t->held[i] = t->held[--t->nr_held];
+	unclaim(t->r, e.off, e.order, t->cpu + 1);
+	sim_free(&t->r->s, e.off, 1U << e.order);
+}
+
+static void *allocator(void *arg)
+{
+	struct thread *t = arg;
+	struct run *r = t->r;
+	unsigned long it;
+
+	shim_cpu = t->cpu;
+	for (it = 0; it < r->iters && !stopping(r); it++) {
+		unsigned int x = rand_r(&t->seed) % 100;
+
+		if (x < 55 && t->nr_held < HELD_MAX - 16) {
+			int order = x % 3 == 0 ? 4 : 0;
+			int max = order == 0 && x % 2 ? 16 : 1;
+
+			t->nr_held += alloc_some(t, order, 1, t->held + t->nr_held, max);
+		} else if (t->nr_held) {
+			free_held(t, rand_r(&t->seed) % t->nr_held);
+		}
+	}
+	return NULL;
+}
+
+/* Entries left in the swap cache only, for reclaim to find. */
+static void *cacher(void *arg)
+{
+	struct thread *t = arg;
+	struct run *r = t->r;
+	long cap = r->s.sd.max / 3;
+	struct entry e;
+
+	shim_cpu = t->cpu;
+	while (!stopping(r)) {
+		int order = rand_r(&t->seed) % 4 == 0 ? 4 : 0;
+
+		if (__atomic_load_n(&r->cache_live, __ATOMIC_RELAXED) > cap) {
+			sched_yield();
+			continue;
+		}
+		if (alloc_some(t, order, SWAP_HAS_CACHE, &e, 1) != 1) {
+			sched_yield();
+			continue;
+		}
+		/* Claimed as OWNER_CACHE (this thread's number): reclaim unclaims. */
+		__atomic_fetch_add(&r->cache_live, 1L << e.order, __ATOMIC_RELAXED);
+		sim_cache_add(&r->s, e.off, e.order, rand_r(&t->seed) % 8 == 0);
+	}
+	return NULL;
+}
+
+/* main.c's work items: background reclaim, discards. */
+static void *worker(void *arg)
+{
+	struct thread *t = arg;
+	struct run *r = t->r;
+
+	shim_cpu = t->cpu;
+	while (!stopping(r)) {
+		sim_reclaim_work(&r->s);
+		if (r->s.dev.discards)
+			sim_discard_work(&r->s);
+		usleep(200);
+	}
+	return NULL;
+}
+
+/* Unbind and bind again now and then; frees go on meanwhile. */
+static void *rebinder(void *arg)
+{
+	struct thread *t = arg;
+	struct run *r = t->r;
+
+	shim_cpu = t->cpu;
+	while (!stopping(r)) {
+		usleep(2000 + rand_r(&t->seed) % 3000);
+		pthread_rwlock_wrlock(&r->bind);
+		sim_rebind(&r->s);
+		pthread_rwlock_unlock(&r->bind);
+		__atomic_fetch_add(&r->rebinds, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* Every slot in use has an owner, and only those. */
+static void check_owners(struct run *r)
+{
+	struct sim_dev *sd = &r->s.sd;
+	unsigned long i;
+
+	for (i = 0; i < sd->max; i++) {
+		unsigned char v = sd->swap_map[i];
+		bool used = v && v != SWAP_MAP_BAD;
+
+		if (used != !!r->owner[i])
+			T_FAIL("slot %lu: map %#x, owner %u", i, v, r->owner[i]);
+	}
+}
+
+static unsigned long t_iters = 20000;
+static unsigned int t_seed;
+static unsigned int t_timeout = 120;	/* seconds per case */
+
+/* A livelock or deadlock fails the run instead of hanging it. */
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: the threads did not finish in time (livelock or deadlock)\n";
+
+	(void)sig;
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(1);
+}
+
+static void run_threads(enum swapalloc_policy policy, bool discard,
+			enum swapalloc_placement placement, unsigned long clusters)
+{
+	static struct thread th[NR_ALLOCATORS + 3];
+	pthread_t tid[NR_ALLOCATORS + 3];
+	struct run *r = calloc(1, sizeof(*r));
+	char buf[256];
+	int i;
+
+	T_ASSERT(r);
+	signal(SIGALRM, on_alarm);
+	alarm(t_timeout);
+	r->iters = t_iters;
+	T_EQ(sim_init(&r->s, clusters * CS - CS / 4, policy, discard), 0);
+	r->s.dev.placement = placement;
+	sim_bind(&r->s);
+	r->owner = calloc(r->s.sd.max, sizeof(*r->owner));
+	T_ASSERT(r->owner);
+	r->s.sd.on_free = on_reclaim;
+	r->s.sd.on_free_arg = r;
+	pthread_rwlock_init(&r->bind, NULL);
+	pthread_mutex_init(&r->why_lock, NULL);
+
+	for (i = 0; i < NR_ALLOCATORS + 3; i++) {
+		void *(*fn)(void *) = i < NR_ALLOCATORS ? allocator :
+				      i == CPU_CACHE ? cacher :
+				      i == CPU_WORKER ? worker : rebinder;
+
+		th[i] = (struct thread){ .r = r, .cpu = i, .seed = t_seed * 131 + i };
+		T_EQ(pthread_create(&tid[i], NULL, fn, &th[i]), 0);
+	}
+	for (i = 0; i < NR_ALLOCATORS; i++)
+		pthread_join(tid[i], NULL);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (i = NR_ALLOCATORS; i < NR_ALLOCATORS + 3; i++)
+		pthread_join(tid[i], NULL);
+	if (r->failed)
+		T_FAIL("%s", r->why);
+
+	if (sim_check(&r->s, buf, sizeof(buf)))
+		T_FAIL("after the threads: %s", buf);
+	check_owners(r);
+	if (t_verbose)
+		printf("  %s%s%s: %lu entries, %lu slots reclaimed, %lu rebinds\n",
+		       swapalloc_policy_name(policy), discard ? " discard" : "",
+		       placement == SA_PLACE_ANTIFRAG ? " antifrag" : "",
+		       r->allocated, r->reclaimed, r->rebinds);
+	T_ASSERT(r->allocated > t_iters / 4);
+	T_ASSERT(r->rebinds > 0 || t_iters < 5000);
+
+	/* Everything back: nothing may stay in use. */
+	for (i = 0; i < NR_ALLOCATORS; i++)
+		while (th[i].nr_held)
+			free_held(&th[i], th[i].nr_held - 1);
+	for (i = 0; i < (int)r->s.sd.max; i++)
+		if (r->owner[i] == OWNER_CACHE && sim_cache_folio(&r->s, i) == i) {
+			unsigned long nr = 1UL << r->s.sd.cache_order[i];
+
+			unclaim(r, i, __builtin_ctzl(nr), OWNER_CACHE);
+			sim_cache_del(&r->s, i);
+		}
+	sim_rebind(&r->s);
+	if (sim_check(&r->s, buf, sizeof(buf)))
+		T_FAIL("after freeing everything: %s", buf);
+	T_EQ(r->s.sd.inuse, 0);
+	check_owners(r);
+
+	free(r->owner);
+	sim_destroy(&r->s);
+	free(r);
+	alarm(0);
+}
+
+static void test_threads_percpu(void)
+{
+	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_DEFAULT, 160);
+}
+
+static void test_threads_percpu_antifrag(void)
+{
+	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_ANTIFRAG, 160);
+}
+
+static void test_threads_percpu_discard(void)
+{
+	run_threads(SA_POLICY_PERCPU, true, SA_PLACE_DEFAULT, 140);
+}
+
+static void test_threads_global(void)
+{
+	run_threads(SA_POLICY_GLOBAL, false, SA_PLACE_DEFAULT, 130);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(test_threads_percpu),
+	T_CASE(test_threads_percpu_antifrag),
+	T_CASE(test_threads_percpu_discard),
+	T_CASE(test_threads_global),
+};
+
+int main(int argc, char **argv)
+{
+	int c, targc = 1;
+	char *targv[4] = { argv[0] };
+
+	t_seed = getpid();
+	while ((c = getopt(argc, argv, "i:s:t:v")) != -1) {
+		switch (c) {
+		case 't':
+			t_timeout = strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			t_iters = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			t_seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'v':
+			targv[targc++] = "-v";
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-i ITERATIONS] [-s SEED] [-t SECONDS] [-v]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	printf("seed=%u iterations=%lu\n", t_seed, t_iters);
+	optind = 1;
+	shim_quiet_warnings = false;
+	return t_main(cases, ARRAY_SIZE(cases), targc, targv);
+}
