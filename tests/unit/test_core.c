@@ -1727,6 +1727,26 @@ static void test_cursor_ignored_when_cluster_changed_order(void)
 	T_EQ(cpu_next(s, 0, 4), 0);
 }
 
+/* The same with swap filling up: the slower walk does not follow it either. */
+static void test_cursor_ignored_when_changed_order_swap_full(void)
+{
+	struct sim *s = new_sim(2 * CS, SA_POLICY_PERCPU, false);
+
+	s->sd.full = SIM_FULL_OFF;
+	T_EQ(alloc_ok(s, 4), CS);
+	sim_free(s, CS, 16);
+	sim_set_cpu(1);
+	T_EQ(alloc_ok(s, 2), CS);
+	sim_set_cpu(0);
+	s->sd.full = SIM_FULL_ON;
+	T_EQ(sim_alloc(s, 4, 1), 0);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_CURSOR], 0);
+	T_EQ(CL(s, 1)->count, 4);
+	T_EQ(CL(s, 1)->order, 2);
+	T_EQ(cpu_next(s, 0, 4), 0);
+	expect_valid(s);
+}
+
 static void test_percpu_cursor_is_per_cpu(void)
 {
 	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
@@ -2619,6 +2639,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_single_alloc_from_cursor),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
+	T_CASE(test_cursor_ignored_when_changed_order_swap_full),
 	T_CASE(test_natural_alignment_every_order),
 	T_CASE(test_rebuild_from_arbitrary_map),
 	T_CASE(test_rebuild_after_use),
