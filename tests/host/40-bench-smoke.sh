@@ -12,8 +12,9 @@
 # swapalloc-nostats far below, swapalloc-antifrag a percentage with its
 # own column, each write run figure present.  About 2-3 minutes under TCG
 # (each allocator after the first two is one more run of 4 iterations).
-# The results stay in build/bench-smoke/; SMOKE_RESULTS=DIR checks such a
-# directory again (or a doctored copy) without a guest.
+# bench/run writes into its default build/bench-results/ and must leave
+# git status as it was; the run is then moved to build/bench-smoke/.
+# SMOKE_RESULTS=DIR checks such a directory again (or a doctored copy) without a guest.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -n "${SMOKE_RESULTS:-}" ]; then
@@ -23,13 +24,36 @@ else
 	res=$top/build/bench-smoke
 	rm -rf "$res"
 	mkdir -p "$res"
+	# bench/run's default results directory (build/bench-results), so
+	# that the run shows it leaves git's view of the tree as it was: no
+	# tracked file changed, no untracked one added (bench/results/ is
+	# written only by bench/publish).  The run is then moved to $res;
+	# a latest.json of an earlier run there is put back.
+	def=$top/build/bench-results
+	keep=
+	if [ -f "$def/latest.json" ]; then keep=$res/latest.json.keep; cp "$def/latest.json" "$keep"; fi
+	before=$(git -C "$top" status --porcelain --untracked-files=all 2>/dev/null || true)
 	rc=0
-	BENCH_RESULTS=$res BENCH_BOOTS=1 BENCH_ITER=4 BENCH_MODES=a BENCH_CASES=thp-rot64 \
+	env -u BENCH_RESULTS BENCH_BOOTS=1 BENCH_ITER=4 BENCH_MODES=a BENCH_CASES=thp-rot64 \
 		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag swapalloc-nostats" \
 		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
 		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
 	cat "$res/run.log"
+	after=$(git -C "$top" status --porcelain --untracked-files=all 2>/dev/null || true)
+	dir=$(sed -n 's/^bench: .*; results in \(.*\)$/\1/p' "$res/run.log" | tail -n 1)
+	if [ -n "$dir" ] && [ -d "$dir" ]; then
+		mv "$dir" "$res/"
+		mv "$def/latest.json" "$res/latest.json"
+		[ -z "$keep" ] || mv "$keep" "$def/latest.json"
+	fi
 	[ $rc -eq 0 ] || { echo "bench/run exited with status $rc"; exit 1; }
+	[ "$(dirname "$dir")" = "$def" ] || { echo "NOT OK: bench/run wrote to $dir, not under $def"; exit 1; }
+	if [ "$before" != "$after" ]; then
+		echo "NOT OK: bench/run changed git status:"
+		diff <(echo "$before") <(echo "$after") || true
+		exit 1
+	fi
+	echo "ok: bench/run wrote under build/bench-results; git status unchanged"
 fi
 
 SMOKE_TOP=$top python3 - "$res" <<'EOF'
