@@ -3,8 +3,10 @@
 #
 # make bench with BENCH_RESUME, without a guest: bench/resume.py's plan and
 # its bookkeeping on a copy of a real results directory whose one boot was
-# killed in its last case (bench/results/20261204-120243: boot 1 ran eight
-# cases and died in the build case), then on boots made up from it (a
+# killed in its last case (tests/fixtures/bench-resume: the meta.txt, raw
+# tables and boot 1 console output of the run of 2026-12-04 12:02 UTC,
+# commit f09f93d75d80, whose boot 1 ran eight cases and died in the build
+# case), then on boots made up from it (a
 # second part that finishes the boot; a guest that bench/run itself did
 # not outlive; a case with a FAIL line), and bench/run's refusals: a
 # directory that is no results directory, another BENCH_ITER, sources that
@@ -20,7 +22,7 @@ bad() { echo "FAIL: $1: ${2:-failed}"; fails=1; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what" "$*"; fi; }
 
 all="thp-zram thp-rot64 thp-ssd72-memcg thp-ssd72-discard thp-rot72-memcg cost tput-zram tput-ssd build"
-fix=$top/bench/results/20261204-120243
+fix=$top/tests/fixtures/bench-resume
 r=$tmp/run
 cp -a "$fix" "$r"
 resume() { python3 "$top/bench/resume.py" "$@"; }
