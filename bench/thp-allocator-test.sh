@@ -16,7 +16,8 @@
 # ("none s"), THP_TEST_ITERATIONS (100) and THP_TEST_TIMEOUT (7200 s, the
 # guest's) shorten a run.
 # SWAPALLOC_KERNEL_TREE: a built kernel tree to use instead of kernel-build.sh's.
-# Per-iteration fallback % lands in bench/results/thp-swap-allocator-<date>.tsv,
+# Per-iteration fallback % lands in build/bench-results/thp-swap-allocator-<date>.tsv
+# (not tracked by git),
 # and the steady state (mean of iterations 51-100) is printed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,8 +36,8 @@ SWAPALLOC_KERNEL_TREE=$tree "$top/scripts/vm-run.sh" --mem 1G --timeout "${THP_T
 	--env THP_TEST_ITERATIONS="${THP_TEST_ITERATIONS:-100}" \
 	--env THP_TEST_MODES="${THP_TEST_MODES:-a none as s}" \
 	-- "$top/tests/guest/40-thp-allocator-test.sh" | grep -E '^# (steady|  |[a-z])|^(PASS|FAIL)' || rc=$?
-mkdir -p "$top/bench/results"
-dst=$top/bench/results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv
+mkdir -p "$top/build/bench-results"
+dst=$top/build/bench-results/thp-swap-allocator-$(date +%Y%m%d-%H%M).tsv
 if [ -f "$out/results/thp-swap-allocator.tsv" ]; then
 	cp "$out/results/thp-swap-allocator.tsv" "$dst"
 	echo "per-iteration results: $dst"
