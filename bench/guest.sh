@@ -151,7 +151,7 @@ check_ok() {
 	[ "$1" != builtin ] || return 0
 	local c
 	stats_ok "$@"
-	# sa_check (tests/lib/guest.sh, issue 9) runs the full check; older
+	# sa_check (tests/lib/guest.sh) runs the full check; older
 	# trees ran it on every read of check.
 	if declare -F sa_check > /dev/null; then
 		c=$(sa_check "${2##*/}")
