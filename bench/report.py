@@ -330,9 +330,14 @@ def tables(meta, figs, allocs=ALLOCS):
                                cells(g, allocs)))
         out.append("")
     if by["alloc_ns"]:
+        if meta.get("cost_probe") == "get_swap_pages":
+            how = ("the kernel's `get_swap_pages()` for every allocator, each call's time spread over the "
+                   "entries it returned")
+        else:
+            # Runs before 2026-12-05 timed each allocator's own function.
+            how = "`cluster_alloc_swap_entry` / `swapalloc_alloc`"
         out.append("**Allocation cost**, ns per allocated entry (`bench/alloc-cost.bt`: kprobe to kretprobe of "
-                   "the kernel's `get_swap_pages()` for every allocator, each call's time spread over the entries it "
-                   "returned, probe overhead included; 512 MiB zram, "
+                   + how + ", probe overhead included; 512 MiB zram, "
                    "%s per folio size; %s kernel):\n" % (meta.get("cost_size", "?"), meta.get("flavor", "?")))
         out.append("| order | workers " + hdr + " allocations traced (%s) |" % " / ".join(allocs))
         out.append(sep(3))
