@@ -24,7 +24,7 @@ void bound_init(struct bound *b, struct sim_dev *sd)
 
 /* Could perfect compaction serve 1 << @order slots with @inuse live? */
 bool bound_servable(const struct bound *b, unsigned long pages, unsigned long inuse,
-			   int order, bool packed)
+		    int order, bool packed)
 {
 	unsigned long nr = 1UL << order, spill;
 

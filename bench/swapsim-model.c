@@ -1083,8 +1083,8 @@ unsigned int opt_cpus = 1;
 FILE *opt_record;
 
 void run_test(enum swapin_mode swapin, bool aligned, bool small,
-		     enum ss_allocator alloc, unsigned long slots, u64 seed,
-		     unsigned int iterations, struct iter_stat *st)
+	      enum ss_allocator alloc, unsigned long slots, u64 seed,
+	      unsigned int iterations, struct iter_stat *st)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	unsigned int it, u;

@@ -22,6 +22,7 @@ enum swapalloc_placement alloc_placement(enum ss_allocator a)
 {
 	return a == AL_ANTIFRAG || a == AL_ANTIFRAG_G ? SA_PLACE_ANTIFRAG : SA_PLACE_DEFAULT;
 }
+
 static u64 now_ns(void)
 {
 	struct timespec ts;

@@ -77,7 +77,6 @@ struct iter_stat {
 	double mean_run;		/* pages per run of consecutive offsets */
 };
 
-
 extern bool opt_keep_cache;
 extern unsigned int opt_memcg_pages;
 extern unsigned int opt_cpus;
@@ -93,11 +92,11 @@ void ss_free(struct run *r, unsigned long off, unsigned int nr);
 unsigned int parse_allocs(const char *arg);
 void bound_init(struct bound *b, struct sim_dev *sd);
 bool bound_servable(const struct bound *b, unsigned long pages, unsigned long inuse,
-			   int order, bool packed);
+		    int order, bool packed);
 void k_reclaim_work(struct run *r);
 void run_test(enum swapin_mode swapin, bool aligned, bool small,
-		     enum ss_allocator alloc, unsigned long slots, u64 seed,
-		     unsigned int iterations, struct iter_stat *st);
+	      enum ss_allocator alloc, unsigned long slots, u64 seed,
+	      unsigned int iterations, struct iter_stat *st);
 int replay_trace(const char *path, unsigned long slots);
 void die(const char *what);
 
