@@ -3,7 +3,7 @@
 #
 # Binding and unbinding under continuous swap-out pressure.
 #
-# Blackout (issue 9, item 2): one swap device A (16 GiB sparse
+# Blackout: one swap device A (16 GiB sparse
 # non-rotational virtio disk, --discard=pages: each bind and unbind has an
 # O(size) rebuild and drains pending discards) takes every swap-out of a
 # writer in a 64M memory cgroup (swapverify in a loop, 160M each run: data

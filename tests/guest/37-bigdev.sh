@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# No O(size) work under si->lock (issue 9, item 3), on a 64 GiB sparse
+# No O(size) work under si->lock, on a 64 GiB sparse
 # non-rotational virtio disk (16 Mi slots, 32768 clusters): mkswap, swapon,
 # insmod (swapalloc's rebuild in ->bind), a full check (sa_check), every
 # debugfs file read, swapoff (unbind, the builtin rebuild), swapon (bind

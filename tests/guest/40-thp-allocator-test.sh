@@ -22,7 +22,7 @@
 # the benchmarks run all four modes and the builtin allocator on both.
 #
 # Then, unless THP_TEST_DEVICES or THP_TEST_ALLOCATORS name a benchmark's
-# configurations, issue 12's target where fragmentation is real: the
+# configurations, the target where fragmentation is real: the
 # 72 MiB non-rotational disk, the tool in a 32M memory cgroup (pages come
 # back as 4K pages), mode -s, builtin then placement=antifrag in the same
 # boot: antifrag at most half of builtin's steady state (builtin is at
@@ -187,7 +187,7 @@ for d in $devices; do
 	done
 done
 
-# Targets (issue 3): zram stays at 0.00 % in every mode; on the rotational
+# Targets: zram stays at 0.00 % in every mode; on the rotational
 # disk -a is 0.00 % and every mode at most half of the builtin's figure
 # from this boot (100 % on 6.12: it never gives rotational disks mTHP).
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }'; }
@@ -222,8 +222,8 @@ for m in "${modes[@]}"; do
 		fail "rotational swapalloc '$m': far below builtin" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
 done
 # 0.00 % in every earlier run, but 2.08 % once in the final make check of
-# session 3 (30 iterations, steady state 16-30): an open question (issue
-# 9/12 notes).  Until it is understood, make check asserts at most 5 %.
+# an earlier run (30 iterations, steady state 16-30): an open question (see
+# docs/allocator-speed.md).  Until it is understood, make check asserts at most 5 %.
 if [ $ran_a = 1 ]; then
 	v=${result[rotational,swapalloc,-a]:-}
 	note "rotational swapalloc '-a': steady state ${v:-missing}% (0.00 expected)"

@@ -403,7 +403,7 @@ static void test_discard_kicked_when_allocation_needs_it(void)
 	s->sd.full = SIM_FULL_OFF;
 	/*
 	 * The only free space waits for its discard: the allocation does it
-	 * itself, with the lock dropped, instead of failing (issue 9).
+	 * itself, with the lock dropped, instead of failing.
 	 */
 	T_EQ(alloc_ok(s, 4), CS);
 	T_EQ(s->sd.cnt.kick_discard, kicks + 1);
@@ -414,7 +414,7 @@ static void test_discard_kicked_when_allocation_needs_it(void)
 }
 
 /*
- * Discard devices, order 0 (issue 9): its own nonfull clusters come before
+ * Discard devices, order 0: its own nonfull clusters come before
  * the holes 4K frees leave in higher orders' blocks.  With holes first,
  * upstream's test on the 72 MiB discard disk in a 32M memcg fell back
  * 91.81 % at 64K against builtin's 28.55 %: every hole was refilled
@@ -2296,7 +2296,7 @@ static void test_lock_held_on_every_env_call(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Under pressure: bounded work, no waiting on the lock (issue 9) */
+/* Under pressure: bounded work, no waiting on the lock */
 
 /* At the first relax of the lock, free slots in @offs (with the lock dropped). */
 struct relax_frees {
