@@ -23,7 +23,7 @@ ctl=/sys/kernel/swapalloc
 # not from the swap cache, on the disks too.
 # Half of what the two processes of one run touch (make stress); three
 # quarters in make check: with half (64M) the suite took 172 s, as long as
-# with twice the volume; with 96M, 127 s (TCG, 2026-12-01).
+# with twice the volume; with 96M, 127 s (TCG).
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	cg=$(memcg swapverify 256M)
 else
@@ -102,7 +102,7 @@ scenario() {
 	# unmap raced with a fault, or the folio is zero-filled, which 6.12
 	# records in the zeromap without counting a swpout) is never written:
 	# success may exceed swpout by a few (seen: 1 in 42035; 7 in 5342 in
-	# a make check of 2026-12-04, where swapverify's MADV_DONTNEED churn
+	# an earlier make check, where swapverify's MADV_DONTNEED churn
 	# raced reclaim: 0.13 %, so up to 0.5 % + 2 is allowed).  On a disk a
 	# folio still in the swap cache is written again to the entry it has,
 	# so swpout may also exceed success there.  Failures must match.

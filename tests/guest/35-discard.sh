@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Clusters waiting for discard must not make allocations fail, on non-rotational virtio disks (QEMU discard=unmap) swapped on
+# Clusters waiting for discard must not make allocations fail,
+# on non-rotational virtio disks (QEMU discard=unmap) swapped on
 # with --discard=pages.
 #
 # thp: upstream's thp_swap_allocator_test (mode "none"; DISCARD_THP_MODES,

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The helpers the kernel exports to allocator modules refuse bad input.
-# tests/kmod/sa_helpers_test.ko registers its own
+# The helpers the kernel exports to allocator modules refuse bad input
+#.  tests/kmod/sa_helpers_test.ko registers its own
 # struct swap_alloc_ops (without ->quiesce, but for the discard of held
 # slots on a device without discard) on one device and makes one bad
 # call per load: swap_alloc_commit() with order 40 or -1 or usage 0 or

@@ -22,7 +22,7 @@
 # the benchmarks run all four modes and the builtin allocator on both.
 #
 # Then, unless THP_TEST_DEVICES or THP_TEST_ALLOCATORS name a benchmark's
-# configurations, antifrag's target where fragmentation is real: the
+# configurations, the target where fragmentation is real: the
 # 72 MiB non-rotational disk, the tool in a 32M memory cgroup (pages come
 # back as 4K pages), mode -s, builtin then placement=antifrag in the same
 # boot: antifrag at most half of builtin's steady state (builtin is at
@@ -221,8 +221,9 @@ for m in "${modes[@]}"; do
 	lt "$v" "${h:-}" && pass "rotational swapalloc '$m': far below builtin (${v}% vs ${b}%)" ||
 		fail "rotational swapalloc '$m': far below builtin" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
 done
-# 0.00 % in every earlier run, but 2.08 % once in a make check of
-# 2026-12-01 (30 iterations, steady state 16-30): an open question.  Until it is understood, make check asserts at most 5 %.
+# 0.00 % in every earlier run, but 2.08 % once in the final make check of
+# an earlier run (30 iterations, steady state 16-30): an open question (see
+# docs/allocator-speed.md).  Until it is understood, make check asserts at most 5 %.
 if [ $ran_a = 1 ]; then
 	v=${result[rotational,swapalloc,-a]:-}
 	note "rotational swapalloc '-a': steady state ${v:-missing}% (0.00 expected)"
