@@ -621,6 +621,21 @@ def report(d):
     print(os.path.join(d, "report.md"))
 
 
+# Figures README's results section shows; the rest are named by KIND_NAMES.
+README_KINDS = ("thp_fallback", "alloc_ns")
+KIND_NAMES = {
+    "write_run": "swap write runs on rotational disks",
+    "write_run_max": "swap write runs on rotational disks",
+    "throughput": "swap throughput",
+    "build": "the build-like workload",
+    "tput_fallback": "64K fallback during the throughput runs",
+    "lock_contentions": "lock contention",
+    "lock_wait": "lock contention",
+    "lock_acquisitions": "lock contention",
+    "lock_hold": "lock contention",
+}
+
+
 def readme(path, jpath):
     with open(jpath) as f:
         res = json.load(f)
@@ -646,7 +661,16 @@ def readme(path, jpath):
     if res.get("failures"):
         lines.append("Failures in this run: " + "; ".join(res["failures"]))
         lines.append("")
-    lines.append(tables(meta, res["figures"], allocs))
+    # README shows the headline figures only: 64K fallback and what an
+    # allocation costs.  Every other table is in the full report.
+    head = [f for f in res["figures"] if f["kind"] in README_KINDS]
+    lines.append(tables(meta, head, allocs))
+    rest = sorted({KIND_NAMES.get(f["kind"], f["kind"]) for f in res["figures"]
+                   if f["kind"] not in README_KINDS})
+    if rest:
+        rest = ", ".join(rest)
+        lines.append("%s%s: in [the full report](%s/report.md)." % (rest[0].upper(), rest[1:], base))
+        lines.append("")
     summ = [p for p in res["plots"] if p.endswith("fallback-summary.png")]
     if summ:
         lines.append("![64K fallback, builtin vs %s](%s)" % (" vs ".join(a for a in allocs if a != "builtin"), summ[0]))
