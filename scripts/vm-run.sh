@@ -6,6 +6,7 @@
 #
 #   scripts/vm-run.sh [--mem SIZE] [--smp N] [--disk NAME:SIZE ...]
 #                     [--timeout SECONDS] [--out DIR] [--keep] [--env NAME=VALUE ...]
+#                     [--cmdline ARG ...]
 #                     -- /abs/path/script [args...]
 #
 #   --mem SIZE         guest memory (default 2G)
@@ -18,6 +19,8 @@
 #                      Default: a new /tmp/swapalloc-vm.XXXXXX, removed on
 #                      success unless --keep.
 #   --env NAME=VALUE   export NAME in the guest workload's environment
+#   --cmdline ARG      one more kernel argument (e.g. lockdown=integrity, from a
+#                      suite's `# vm:` line)
 #
 # The guest's root is the host's root, read-only over 9p; scripts/guest-init
 # is PID 1.  DIR is a second, writable 9p share, mounted at /mnt/out in the
@@ -56,7 +59,7 @@ prog=vm-run
 
 die() { echo "$prog: $*" >&2; exit 2; }
 usage() {
-	sed -n '/^#   scripts\/vm-run.sh/,/^#   --env/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '/^#   scripts\/vm-run.sh/,/^#   .*# vm:. line)$/p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit "${1:-2}"
 }
 
@@ -67,6 +70,7 @@ out=
 keep=0
 disks=()
 envs=()
+cmdargs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--mem) [ $# -ge 2 ] || usage; mem=$2; shift 2 ;;
@@ -76,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--env) [ $# -ge 2 ] || usage; envs+=("$2"); shift 2 ;;
+	--cmdline) [ $# -ge 2 ] || usage; cmdargs+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	-h|--help) usage 0 ;;
 	*) echo "$prog: unknown option '$1'" >&2; usage ;;
@@ -182,7 +187,7 @@ done
 
 cmdline="root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose"
 cmdline+=" ro console=ttyS0 panic=-1 panic_on_warn=1 init=$top/scripts/guest-init"
-cmdline+=" $accel_cmdline ${VM_CMDLINE_EXTRA:-}"
+cmdline+=" $accel_cmdline ${VM_CMDLINE_EXTRA:-}${cmdargs[*]:+ ${cmdargs[*]}}"
 
 # The QEMU monitor, for a hung guest's vCPU registers (a unix socket path
 # must fit in 108 bytes).
