@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 
 #include "figures.h"
+#include "pagemap.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
@@ -42,7 +43,6 @@
 #ifndef MADV_NOHUGEPAGE
 #define MADV_NOHUGEPAGE		15
 #endif
-#define PM_SWAPPED		(1ULL << 62)
 
 static void die(const char *what)
 {
@@ -84,19 +84,10 @@ static unsigned long long parse_size(const char *s)
 /* Pages of [p, p + npages) whose PTE holds a swap entry. */
 static size_t count_swapped(int pm, char *p, size_t npages, long psz)
 {
-	uint64_t buf[512];
-	size_t i = 0, n = 0, j, want;
-	ssize_t got;
+	ssize_t n = pagemap_swapped(pm, p, npages, psz);
 
-	while (i < npages) {
-		want = npages - i < 512 ? npages - i : 512;
-		got = pread(pm, buf, want * 8, ((uintptr_t)p / psz + i) * 8);
-		if (got <= 0)
-			die("read /proc/self/pagemap");
-		for (j = 0; j < (size_t)got / 8; j++)
-			n += !!(buf[j] & PM_SWAPPED);
-		i += got / 8;
-	}
+	if (n < 0)
+		die("read /proc/self/pagemap");
 	return n;
 }
 

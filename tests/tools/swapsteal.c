@@ -43,11 +43,11 @@
 #include <sys/mman.h>
 
 #include "figures.h"
+#include "pagemap.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
 #endif
-#define PM_SWAPPED		(1ULL << 62)
 #define PAGE			4096UL
 #define CLUSTER_PAGES		512UL
 #define CLUSTER			(CLUSTER_PAGES * PAGE)
@@ -111,19 +111,10 @@ static size_t check(char *p, int r, size_t from, size_t to)
 
 static size_t swapped(char *p, size_t npages)
 {
-	uint64_t buf[512];
-	size_t i = 0, n = 0, j, want;
-	ssize_t got;
+	ssize_t n = pagemap_swapped(pm, p, npages, PAGE);
 
-	while (i < npages) {
-		want = npages - i < 512 ? npages - i : 512;
-		got = pread(pm, buf, want * 8, ((uintptr_t)p / PAGE + i) * 8);
-		if (got <= 0)
-			die("read /proc/self/pagemap");
-		for (j = 0; j < (size_t)got / 8; j++)
-			n += !!(buf[j] & PM_SWAPPED);
-		i += got / 8;
-	}
+	if (n < 0)
+		die("read /proc/self/pagemap");
 	return n;
 }
 

@@ -53,6 +53,7 @@
 #include <sys/wait.h>
 
 #include "figures.h"
+#include "pagemap.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
@@ -66,7 +67,6 @@
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
-#define PM_SWAPPED		(1ULL << 62)
 #define SZ_64K			(64UL << 10)
 #define MTHP_DIR		"/sys/kernel/mm/transparent_hugepage"
 
