@@ -62,9 +62,8 @@ rmmod swapalloc
 iters=${DEMO_ROT_ITERATIONS:-10}
 thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
 rot_phase() {
-	local alloc=$1 dev=$2 bt i n s0 kib runs fb
+	local alloc=$1 dev=$2 bt i n kib runs fb
 	mkswap "$dev" > /dev/null && swapon "$dev"
-	s0=$(awk '{ print $7 }' "/sys/block/${dev##*/}/stat")
 	bpftrace "$SWAPALLOC_TOP/bpftrace/sequentiality.bt" > /tmp/seq.out 2>&1 &
 	bt=$!
 	for i in $(seq 1 120); do grep -q Tracing /tmp/seq.out 2>/dev/null && break; sleep 0.5; done
@@ -80,16 +79,17 @@ rot_phase() {
 	echo $$ > /sys/fs/cgroup/cgroup.procs
 	sleep 2
 	bpftrace_stop $bt || true
-	kib=$(( ($(awk '{ print $7 }' "/sys/block/${dev##*/}/stat") - s0) / 2 ))
-	# Runs: the writes that broke one (the @run_kib histogram) + the last.
-	runs=$(awk '/^@run_kib\[/ { h = 1; next } /^@|^$/ { h = 0 }
-		/^\[/ && h { n += ($1 ~ /\]$/) ? $2 : $3 } END { print n + 1 }' /tmp/seq.out)
+	# Runs and their KiB: @runs_kib's count and total (the swap writes
+	# only, the run going at Ctrl-C included).
+	runs=$(awk '/^@runs_kib\[/ { for (i = 1; i <= NF; i++) if ($i == "count") { v = $(i + 1); sub(",", "", v); n += v } }
+		END { print n + 0 }' /tmp/seq.out)
+	kib=$(awk '/^@runs_kib\[/ { for (i = 1; i <= NF; i++) if ($i == "total") s += $(i + 1) } END { print s + 0 }' /tmp/seq.out)
 	fb=$(awk -v n="$iters" '/^Iteration/ { sub(":", "", $2); p = $NF; sub("%", "", p)
 		if ($2 + 0 > n / 2 && $2 + 0 <= n) { s += p; k++ } } END { printf "%.2f", k ? s / k : -1 }' /tmp/thp.out)
 	grep '^Iteration' /tmp/thp.out | head -n "$iters" | sed "s/^/$alloc: /" | sed -n '1p;$p'
 	printf '%-9s 64K fallback %6s %% (mean of iterations %d-%d), mean write run %s pages (%d KiB in %d runs; sequentiality.bt)\n' \
 		"$alloc:" "$fb" $((iters / 2 + 1)) "$iters" \
-		"$(awk -v k="$kib" -v r="$runs" 'BEGIN { printf "%.1f", k / r / 4 }')" "$kib" "$runs"
+		"$(awk -v k="$kib" -v r="$runs" 'BEGIN { printf "%.1f", r ? k / r / 4 : 0 }')" "$kib" "$runs"
 	if [ "$alloc" = swapalloc ]; then	# gone once swapoff unbinds the disk
 		echo "--- ${dev##*/}/alloc"
 		cat "$d/${dev##*/}/alloc"
