@@ -3,7 +3,10 @@
 # The bpftrace scripts in the style of bpftrace's own tools: each .bt has
 # an SPDX line, a "<name>.bt - what" line, a USAGE line and a needs line,
 # and bpftrace/<name>_example.txt holds the command, output captured in the
-# guest and how to read it.  bpftrace/run -h, --list and a bad name.
+# guest and how to read it, and ends with the script's USAGE lines (the
+# USAGE line and the '//' + 8 spaces lines after it, without '// ').  A
+# script's '// device:' line is one bpftrace/run knows.  bpftrace/run -h,
+# --list and a bad name.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bt=$top/bpftrace
@@ -26,6 +29,14 @@ for s in "$bt"/*.bt; do
 	grep -q "^# .*$name\.bt" "$ex" || err "${name}_example.txt: no '# ... $name.bt' command line"
 	grep -q "^Tracing\|^# swapalloc recorder" "$ex" || err "${name}_example.txt: no captured output"
 	[ "$(wc -l < "$ex")" -ge 12 ] || err "${name}_example.txt: too short to say how to read it"
+	usage=$(awk '/^\/\/ USAGE: / { u = 1; sub(/^\/\/ /, ""); print; next }
+		u && /^\/\/        / { sub(/^\/\/ /, ""); print; next } { u = 0 }' "$s")
+	[ "$(tail -n "$(wc -l <<<"$usage")" "$ex")" = "$usage" ] ||
+		err "${name}_example.txt does not end with $name.bt's USAGE lines"
+	case $(sed -n 's|^// device: ||p' "$s") in
+	"" | name | "name type" | "name major minor") ;;
+	*) err "$name.bt: a '// device:' line bpftrace/run does not know" ;;
+	esac
 	if grep -q '\$1' "$s"; then
 		grep -q "^// USAGE: $name\.bt \[" "$s" || err "$name.bt uses \$1 but USAGE shows no optional argument"
 	fi
