@@ -21,17 +21,8 @@ bt=$SWAPALLOC_TOP/bpftrace
 ko=$SWAPALLOC_TOP/swapalloc.ko
 out=/mnt/out/results/bpftrace
 mkdir -p "$out"
-stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 
-# start NAME SCRIPT [ARGS]: bpftrace/run in the background; wait for the line
-# the script's BEGIN prints, which runs once every probe is attached.
-# Returns 1 (and FAILs "NAME: bpftrace started") if it never printed it.
 declare -A started btpids scripts
-start() {
-	launch "$@"
-	attached "$1" || return 1
-}
-
 # launch NAME SCRIPT [ARGS]: bpftrace/run in the background, not waiting.
 launch() {
 	local name=$1
@@ -42,10 +33,10 @@ launch() {
 	scripts[$name]=$1
 }
 
-# attached NAME...: wait for the BEGIN line of each launched NAME (under
-# TCG each bpftrace takes 10-30 s to compile and attach; several launched
-# together share the vCPUs).  FAILs and returns 1 for any that never
-# prints it.
+# attached NAME...: wait for the BEGIN line of each launched NAME, which the
+# script prints once every probe is attached (under TCG each bpftrace takes
+# 10-30 s to compile and attach; several launched together share the
+# vCPUs).  FAILs and returns 1 for any that never prints it.
 attached() {
 	local name i rc=0 t0=$SECONDS
 	for name; do
