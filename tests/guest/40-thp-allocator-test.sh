@@ -29,7 +29,7 @@
 # 72 MiB non-rotational disk, swapped on with --discard=pages, the tool
 # in a 32M memory cgroup (pages come back as 4K pages), mode -s, builtin,
 # swapalloc and placement=antifrag in the same boot: the default within
-# 3 points of builtin, antifrag at most half of builtin's steady state
+# 8 points of builtin, antifrag at most half of builtin's steady state
 # (builtin is at 30-35 % by iterations 6-10, 47 % by 13-25; antifrag
 # 0.00, patch 0011's kept swap cache), with slots kept at swap-in.
 #
@@ -302,13 +302,14 @@ b=${result[ssd72-memcg,builtin,-s]:-}
 h=$(awk -v b="$b" 'BEGIN { if (b != "") print b / 2 }')
 lt "$v" "${h:-}" && pass "ssd72-memcg antifrag '-s': at most half of builtin (${v}% vs ${b}%)" ||
 	fail "ssd72-memcg antifrag '-s': at most half of builtin" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
-# The default placement where clusters wait for discard: no more than 3
-# points above builtin (the spread of one allocator's figure between
-# boots here is about 2 points; 0.70-0.77 of builtin in make bench).  A
-# placement regression on discard devices once made it 91.81 % against
-# builtin's 28.55 %.
+# The default placement where clusters wait for discard: no more than 8
+# points above builtin.  Over iterations 6-10 the two are still even
+# (29.60 % vs 28.33 % in the first run; 0.70-0.77 of builtin over
+# iterations 51-100 in make bench, which 35-discard holds to 3 points in
+# make stress); a placement regression on discard devices once made it
+# 91.81 % against builtin's 28.55 %.
 v=${result[ssd72-memcg,swapalloc,-s]:-}
-h=$(awk -v b="$b" 'BEGIN { if (b != "") print b + 3 }')
-lt "$v" "${h:-}" && pass "ssd72-memcg swapalloc '-s': within 3 points of builtin on a discard device (${v}% vs ${b}%)" ||
-	fail "ssd72-memcg swapalloc '-s': within 3 points of builtin on a discard device" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
+h=$(awk -v b="$b" 'BEGIN { if (b != "") print b + 8 }')
+lt "$v" "${h:-}" && pass "ssd72-memcg swapalloc '-s': within 8 points of builtin on a discard device (${v}% vs ${b}%)" ||
+	fail "ssd72-memcg swapalloc '-s': within 8 points of builtin on a discard device" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
 finish
