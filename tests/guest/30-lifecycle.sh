@@ -103,7 +103,7 @@ rm -f /tmp/stop /tmp/v1.log /tmp/v1.runs
 # shellcheck disable=SC2086 # $big: several swapverify options
 repeat_until_stop /tmp/v1.log /tmp/v1.runs "$verify" -q $big -f 64k &
 bgpid=$!
-sleep 8
+sleep 5
 busy_still "rmmod while swapping" || true
 if rmmod swapalloc; then
 	pass "rmmod while swapping"
@@ -118,7 +118,7 @@ elif ! grep -q "^$zram " /proc/swaps; then
 else
 	pass "rmmod unbinds; $zram swaps on with the builtin allocator"
 fi
-sleep 4
+sleep 3
 # Bind a device full of live slots: the state is rebuilt from swap_map.
 busy_still "insmod while swapping" || true
 if insmod "$ko"; then
@@ -187,7 +187,7 @@ echo 1 > "$ctl/zram0/reset"
 # --- swapoff while another process pages out
 zram1=$(setup_zram 512M) || fail "setup_zram 512M (second device)"
 bg_verify /tmp/v3.log $big -f 64k
-sleep 6
+sleep 4
 busy_still "swapoff of a bound device while another process pages out" || true
 # 1G of RAM and a second 512M device: swapoff has room, so it must work.
 if swapoff "$zram" 2>/tmp/swapoff.err; then

@@ -7,8 +7,8 @@
 # non-rotational virtio disk, --discard=pages: each bind and unbind has an
 # O(size) rebuild and drains pending discards) takes every swap-out of a
 # writer in a 64M memory cgroup (swapverify in a loop, 160M each run: data
-# verified), while (1) swapalloc is rmmod-ed and insmod-ed 5 times with A
-# the only
+# verified), while (1) swapalloc is rmmod-ed and insmod-ed 3 times (5
+# with SWAPALLOC_STRESS=1) with A the only
 # swap device, (2) another device B is swapped on and off twice (bound and
 # unbound by swapalloc each time), (3) A itself is swapped off (its pages
 # go to B) and on again.  Every get_swap_pages() call is traced (kprobe
@@ -22,7 +22,7 @@
 #
 # attach/bind race (item 5): swapon/swapoff of two devices of different
 # sizes (64 and 160 MiB, so the swap type they share changes size) races
-# against insmod/rmmod for 20 s (CHURN_RACE_SECS; 300 in make stress), the
+# against insmod/rmmod for 10 s (CHURN_RACE_SECS; 300 in make stress), the
 # writer still running; after every insmod and at the end, each device
 # swapalloc shows in `devices` must have the cluster count and slot total
 # of its /proc/swaps size, and sa_check must be ok.
@@ -45,7 +45,9 @@ tr=/sys/kernel/tracing
 res=/mnt/out/results
 mkdir -p "$res"
 max_lat_ms=${CHURN_MAX_LATENCY_MS:-2000}
-race_secs=${CHURN_RACE_SECS:-20}
+race_secs=${CHURN_RACE_SECS:-10}
+churns=3
+[ "${SWAPALLOC_STRESS:-0}" != 1 ] || churns=5
 off_fill=${CHURN_SWAPOFF_FILL:-128M}
 
 disk() {
@@ -94,13 +96,13 @@ check_dev "start" "$A"
 rm -f /tmp/stop /tmp/writer.log /tmp/writer.runs
 writer &
 wpid=$!
-sleep 8
+sleep 6
 
 # (1) the module comes and goes with A the only swap device.  Unbinding
 # drains swapalloc's pending discards, binding waits for the builtin's:
 # the writer frees clusters all the time.
 phase module-churn
-for i in 1 2 3 4 5; do
+for ((i = 1; i <= churns; i++)); do
 	add_fails "$an"
 	note "module churn $i: rmmod with $(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["pending"] }' "$dbg/$an/discard") discards pending"
 	rmmod swapalloc || fail "module churn $i: rmmod"
@@ -114,27 +116,27 @@ done
 phase other-device
 for i in 1 2; do
 	swapon "$B" || fail "other device $i: swapon $B"
-	sleep 3
+	sleep 2
 	check_dev "other device $i" "$B"
 	swapoff "$B" || fail "other device $i: swapoff $B"
-	sleep 2
+	sleep 1
 done
 
 # (3) the bound device itself goes off and on; B takes the pages meanwhile
 phase bound-device
 swapon "$B" || fail "bound device: swapon $B"
-sleep 3
+sleep 2
 add_fails "$an"
 if swapoff "$A"; then pass "bound device: swapoff $A under pressure"
 else fail "bound device: swapoff $A under pressure"; fi
-sleep 2
+sleep 1
 swapon --discard=pages "$A" || fail "bound device: swapon $A again"
-sleep 3
+sleep 2
 check_dev "bound device" "$A"
 check_dev "bound device" "$B"
 add_fails "${B##*/}"
 swapoff "$B" || fail "bound device: swapoff $B"
-sleep 3
+sleep 2
 phase end
 
 # --- (4) attach/bind race: swap types reused with a different size

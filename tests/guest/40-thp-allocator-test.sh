@@ -9,11 +9,14 @@
 # directory (tests/run copies it to build/results/).  Asserted: the tool
 # ran its iterations, swapalloc never falls back on zram (builtin does
 # not either) and stays at most half the builtin's figure, measured in
-# the same boot, on the rotational disk; invariants hold after every run.
+# the same boot, on the rotational disk, where in mode -a (64K folios
+# only) no iteration after the first falls back at all; invariants hold
+# after every run.
 #
-# The tool always runs 100 iterations; make check stops it after 6 (10 in
-# the memcg case below; THP_TEST_ITERATIONS sets both) and takes the
-# steady state over the second half,
+# The tool always runs 100 iterations; make check stops it after 4 (2 for
+# the builtin allocator on the rotational disk, 100 % from the first; 10
+# in the memcg case below; THP_TEST_ITERATIONS sets all three) and takes
+# the steady state over the second half,
 # make stress (SWAPALLOC_STRESS=1) lets it run all 100, steady state =
 # mean of iterations 51-100, the figures README quotes.  make check runs
 # modes -a and -s only (THP_TEST_MODES picks others), and the builtin
@@ -23,11 +26,12 @@
 #
 # Then, unless THP_TEST_DEVICES or THP_TEST_ALLOCATORS name a benchmark's
 # configurations, the target where fragmentation is real: the
-# 72 MiB non-rotational disk, the tool in a 32M memory cgroup (pages come
-# back as 4K pages), mode -s, builtin then placement=antifrag in the same
-# boot: antifrag at most half of builtin's steady state (builtin is at
-# 30-35 % by iterations 6-10, 47 % by 13-25; antifrag 0.00, patch 0010's
-# kept swap cache), with slots kept at swap-in.
+# 72 MiB non-rotational disk, swapped on with --discard=pages, the tool
+# in a 32M memory cgroup (pages come back as 4K pages), mode -s, builtin,
+# swapalloc and placement=antifrag in the same boot: the default within
+# 8 points of builtin, antifrag at most half of builtin's steady state
+# (builtin is at 30-35 % by iterations 6-10, 47 % by 13-25; antifrag
+# 0.00, patch 0011's kept swap cache), with slots kept at swap-in.
 #
 # vm: --mem 1G --disk rot0:64M --disk ssd1:72M --timeout 1200
 # stress-vm: --timeout 4800
@@ -41,12 +45,15 @@ if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	iters=${THP_TEST_ITERATIONS:-100} memcg_iters=$iters
 else
 	# zram and the rotational disk are at their steady state from the
-	# second iteration (0.00 and 100.00 %): 6 are enough there; the
-	# memcg case below needs 10 for the builtin to reach its 30-35 %.
-	iters=${THP_TEST_ITERATIONS:-6} memcg_iters=${THP_TEST_ITERATIONS:-10}
+	# second iteration (0.00 and 100.00 %): 4 are enough there, 2 for
+	# the builtin on the rotational disk (100.00 % in every iteration of
+	# every run); the memcg case below needs 10 for the builtin to reach
+	# its 30-35 %.
+	iters=${THP_TEST_ITERATIONS:-4} memcg_iters=${THP_TEST_ITERATIONS:-10}
+	builtin_iters=${THP_TEST_ITERATIONS:-2}
 fi
+builtin_iters=${builtin_iters:-$iters}
 [ "$iters" -ge 2 ] && [ "$iters" -le 100 ] || { fail "THP_TEST_ITERATIONS=$iters" "must be 2..100"; finish; }
-half=$((iters / 2))
 res=/mnt/out/results
 mkdir -p "$res"
 tsv=$res/thp-swap-allocator.tsv
@@ -54,14 +61,18 @@ echo -e "device\tallocator\tmode\titeration\tfallback_pct\tswpout\tswpout_fallba
 
 mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 
-# one DEV DEVNAME ALLOC MODE...: run the tool once, record, print steady state.
+# one DEV DEVNAME ALLOC MODE [ITERATIONS]: run the tool once (for
+# $iters iterations unless ITERATIONS), record, print the steady state
+# (the mean of the later half of the iterations); sets $steady and $log.
 steady=
 one() {
-	local dev=$1 devname=$2 alloc=$3 mode=$4 log
+	local dev=$1 devname=$2 alloc=$3 mode=$4 iters=${5:-$iters} half
+	half=$((iters / 2))
 	log=/tmp/thp-$devname-$alloc-${mode// /}.log
 	# The tool runs 100 iterations; stop it after $iters (line-buffered
 	# output, so that the lines it printed are not lost with it).
 	local pid rc=0 k
+	: > "$log"
 	stdbuf -oL "$t" $mode > "$log" 2>&1 &
 	pid=$!
 	for ((k = 0; k < 1800; k++)); do
@@ -125,12 +136,18 @@ device() {
 		swapalloc-antifrag) must insmod "$ko" placement=antifrag || return ;;
 		esac
 		for m in "${modes[@]}"; do
-			one "$dev" "$devname" $alloc "$m"
+			if [ $alloc = builtin ]; then
+				one "$dev" "$devname" $alloc "$m" "$builtin_iters"
+			else
+				one "$dev" "$devname" $alloc "$m"
+			fi
 			result[$devname,$alloc,${m:-none}]=$steady
 			if [ $alloc != builtin ]; then
 				local c
 				note "$devname $alloc ${m:-none}: reclaim $(tail -n 1 "$dbg/${dev##*/}/reclaim")"
 				note "$devname $alloc ${m:-none}: place $(tail -n 1 "$dbg/${dev##*/}/place")"
+				[ "$devname,$alloc,$m" != rotational,swapalloc,-a ] ||
+					cp "$dbg/${dev##*/}/clusters" /tmp/thp-rot-a.clusters
 				c=$(sa_check "${dev##*/}")
 				[ "$c" = ok ] && pass "$devname '${m:-none}': invariants" ||
 					fail "$devname '${m:-none}': invariants" "$c"
@@ -178,7 +195,7 @@ for devname in $devices; do
 	must swapoff "$dev"
 done
 
-echo "# steady-state fallback % (mean of iterations $((half + 1))-$iters)"
+echo "# steady-state fallback % (mean of the later half of the iterations: $((iters / 2 + 1))-$iters, builtin $((builtin_iters / 2 + 1))-$builtin_iters)"
 printf '# %-11s %-10s %8s %8s %8s %8s\n' device allocator -a none "-a -s" -s
 for d in $devices; do
 	for a in ${THP_TEST_ALLOCATORS:-builtin swapalloc}; do
@@ -221,35 +238,59 @@ for m in "${modes[@]}"; do
 	lt "$v" "${h:-}" && pass "rotational swapalloc '$m': far below builtin (${v}% vs ${b}%)" ||
 		fail "rotational swapalloc '$m': far below builtin" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
 done
-# 0.00 % in every earlier run, but 2.08 % once in the final make check of
-# an earlier run (30 iterations, steady state 16-30): an open question (see
-# docs/allocator-speed.md).  Until it is understood, make check asserts at most 5 %.
+# Mode -a on the rotational disk: 64K folios only, one global cluster per
+# order.  Every 64K folio the tool frees (or swaps in and dirties) leaves
+# a whole aligned block free in an order-4 cluster, so a 64K allocation
+# finds room whenever the device has any: no iteration after the first
+# (which follows the tool's first page-out of everything) may fall back,
+# not even one folio.  (A mean of 2.08 % over iterations 16-30 was seen
+# once, in a 30-iteration run of an early version; make stress runs all
+# 100 iterations and holds them to the same.)
 if [ $ran_a = 1 ]; then
-	v=${result[rotational,swapalloc,-a]:-}
-	note "rotational swapalloc '-a': steady state ${v:-missing}% (0.00 expected)"
-	lt "$v" 5 && pass "rotational swapalloc '-a': at most 5% fallback (${v}%)" ||
-		fail "rotational swapalloc '-a': at most 5% fallback" "steady state ${v:-missing}%"
+	f=/tmp/thp-rotational-swapalloc--a.log
+	bad=$(awk '/^Iteration/ { sub(":", "", $2); f = $9; sub(",", "", f);
+		if ($2 + 0 >= 2 && f + 0 > 0) printf "%s:%s ", $2, f }' "$f" 2>/dev/null)
+	n=$(grep -c '^Iteration' "$f" 2>/dev/null || true)
+	if [ "${n:-0}" -ge 2 ] && [ -z "$bad" ]; then
+		pass "rotational swapalloc '-a': no 64K folio fell back in iterations 2-$n"
+	else
+		fail "rotational swapalloc '-a': no 64K folio fell back in iterations 2-${n:-0}" \
+			"fallbacks (iteration:folios) ${bad:-none, but too few iterations}"
+		note "clusters after it: $(tr '\n' ' ' < /tmp/thp-rot-a.clusters 2>/dev/null)"
+	fi
 fi
 
 [ -z "${THP_TEST_DEVICES:-}" ] && [ -z "${THP_TEST_ALLOCATORS:-}" ] || finish
-iters=$memcg_iters half=$((memcg_iters / 2))
-dev=$(disk_swapon ssd1 0) || { fail "ssd72-memcg: swapon"; finish; }
+iters=$memcg_iters
+# Swapped on with --discard=pages, so that the placements are also
+# measured where freed clusters wait for their discard (35-discard's
+# comparison, which make stress runs for 100 iterations in two modes).
+dev=$(disk_swapon ssd1 0 --discard=pages) || { fail "ssd72-memcg: swapon --discard=pages"; finish; }
 cg=$(memcg thptest 32M) && echo $$ > "$cg/cgroup.procs" ||
 	{ fail "ssd72-memcg: memory cgroup"; finish; }
-for alloc in builtin swapalloc-antifrag; do
-	if [ $alloc = swapalloc-antifrag ]; then
+for alloc in builtin swapalloc swapalloc-antifrag; do
+	case $alloc in
+	swapalloc) must insmod "$ko" || break ;;
+	swapalloc-antifrag)
+		must rmmod swapalloc || break
 		must insmod "$ko" placement=antifrag || break
-		kept0=$(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }')
-	fi
+		kept0=$(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }') ;;
+	esac
 	one "$dev" ssd72-memcg $alloc -s
 	result[ssd72-memcg,$alloc,-s]=$steady
+	if [ $alloc = swapalloc ]; then
+		c=$(sa_check "${dev##*/}")
+		[ "$c" = ok ] && pass "ssd72-memcg swapalloc '-s': invariants" ||
+			fail "ssd72-memcg swapalloc '-s': invariants" "$c"
+	fi
 done
 echo $$ > /sys/fs/cgroup/cgroup.procs
 if [ -d "$dbg/${dev##*/}" ]; then
 	kept=$(( $(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }') - ${kept0:-0} ))
 	note "ssd72-memcg swapalloc-antifrag -s: place $(tail -n 1 "$dbg/${dev##*/}/place")"
-	[ "$kept" -gt 0 ] && pass "ssd72-memcg antifrag '-s': slots kept at swap-in ($kept)" ||
-		fail "ssd72-memcg antifrag '-s': slots kept at swap-in" "cache_kept +$kept"
+	# 5670-5867 in every make check run seen.
+	[ "$kept" -ge 1024 ] && pass "ssd72-memcg antifrag '-s': slots kept at swap-in ($kept, at least 1024)" ||
+		fail "ssd72-memcg antifrag '-s': slots kept at swap-in, at least 1024" "cache_kept +$kept"
 	c=$(sa_check "${dev##*/}")
 	[ "$c" = ok ] && pass "ssd72-memcg antifrag '-s': invariants" ||
 		fail "ssd72-memcg antifrag '-s': invariants" "$c"
@@ -261,4 +302,14 @@ b=${result[ssd72-memcg,builtin,-s]:-}
 h=$(awk -v b="$b" 'BEGIN { if (b != "") print b / 2 }')
 lt "$v" "${h:-}" && pass "ssd72-memcg antifrag '-s': at most half of builtin (${v}% vs ${b}%)" ||
 	fail "ssd72-memcg antifrag '-s': at most half of builtin" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
+# The default placement where clusters wait for discard: no more than 8
+# points above builtin.  Over iterations 6-10 the two are still even
+# (29.60 % vs 28.33 % in the first run; 0.70-0.77 of builtin over
+# iterations 51-100 in make bench, which 35-discard holds to 3 points in
+# make stress); a placement regression on discard devices once made it
+# 91.81 % against builtin's 28.55 %.
+v=${result[ssd72-memcg,swapalloc,-s]:-}
+h=$(awk -v b="$b" 'BEGIN { if (b != "") print b + 8 }')
+lt "$v" "${h:-}" && pass "ssd72-memcg swapalloc '-s': within 8 points of builtin on a discard device (${v}% vs ${b}%)" ||
+	fail "ssd72-memcg swapalloc '-s': within 8 points of builtin on a discard device" "steady state ${v:-missing}% vs builtin ${b:-missing}%"
 finish

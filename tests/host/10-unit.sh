@@ -17,7 +17,7 @@
 # (host/10-unit/...); the last line is "N passed, N failed".  Exit 0 if
 # everything passed, 1 otherwise.  About a minute on 2 cores.
 #
-#   FUZZ_TIME=SECONDS (default 20; 300 with SWAPALLOC_STRESS=1),
+#   FUZZ_TIME=SECONDS (default 10; 300 with SWAPALLOC_STRESS=1),
 #   MODEL_OPS=N (default 20000 per config; 200000 with SWAPALLOC_STRESS=1),
 #   THREAD_ITERS=N (default 20000 per thread; 400000 with SWAPALLOC_STRESS=1)
 set -uo pipefail
@@ -28,7 +28,7 @@ if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	model_ops=${MODEL_OPS:-200000}
 	thread_iters=${THREAD_ITERS:-400000}
 else
-	fuzz_time=${FUZZ_TIME:-20}
+	fuzz_time=${FUZZ_TIME:-10}
 	model_ops=${MODEL_OPS:-20000}
 	thread_iters=${THREAD_ITERS:-20000}
 fi
