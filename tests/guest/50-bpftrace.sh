@@ -118,7 +118,7 @@ mthp_enable 64 || fail "infrastructure: 64K mTHP enabled" "no hugepages-64kB"
 zram=$(setup_zram 256M -p 10) || { fail "setup_zram 256M"; finish; }
 
 # --- without the module our scripts refuse.  That a bpftrace kprobe on the
-# builtin cluster_alloc_swap_entry() fires is 10-kprobe's test, and
+# builtin cluster_alloc_swap_entry() fires is 00-boot's test, and
 # alloc-latency's builtin histogram below.
 if "$bt/run" alloc-latency.bt > /tmp/missing.txt 2>&1; then
 	fail "missing module: refused with the fix" "it ran"
