@@ -191,8 +191,8 @@ memcg_enter() {
 memcg_leave() { echo $$ > /sys/fs/cgroup/cgroup.procs; }
 
 # seq_start DEV / seq_stop CASE ALLOC MODE DEV: bpftrace/sequentiality.bt
-# around a run.  Runs: the writes that broke a run (the counts of its
-# @run_kib histogram) plus the one still going; KiB written: the device's
+# around a run.  Runs: the counts of its @run_kib histogram (which holds,
+# from the script's END, the run still going too); KiB written: the device's
 # sectors-written counter (/sys/block/DEV/stat), so the mean run is exact.
 btpid=
 sect0=0
@@ -228,7 +228,7 @@ seq_stop() {
 		/^\[/ && h { runs += ($1 ~ /\]$/) ? $2 : $3; next }
 		/^$/ { h = 0 }
 		END { w = v["@writes"] + 0
-			printf "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", b, c, a, m, w, runs + (w > 0), kib, v["@max_run_kib"] + 0 }' \
+			printf "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", b, c, a, m, w, runs, kib, v["@max_run_kib"] + 0 }' \
 		/tmp/seq.txt >> "$raw/seq.tsv"
 }
 
