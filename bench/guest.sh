@@ -138,7 +138,8 @@ owner_ok() {
 stats_ok() {
 	[ "$1" != builtin ] || return 0
 	local n
-	n=$(awk 'NR > 1 { s += $2 } END { print s + 0 }' "$dbg/${2##*/}/alloc")
+	n=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ s += $c["requests"] } END { print s + 0 }' "$dbg/${2##*/}/alloc")
 	if [ "$1" = swapalloc-nostats ]; then
 		[ "$n" -eq 0 ] || fail "$3 $1: statistics compiled out" "$n requests counted"
 	else

@@ -239,14 +239,14 @@ cg=$(memcg thptest 32M) && echo $$ > "$cg/cgroup.procs" ||
 for alloc in builtin swapalloc-antifrag; do
 	if [ $alloc = swapalloc-antifrag ]; then
 		must insmod "$ko" placement=antifrag || break
-		kept0=$(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }')
+		kept0=$(sa_col "$dbg/${dev##*/}/place" '' cache_kept)
 	fi
 	one "$dev" ssd72-memcg $alloc -s
 	result[ssd72-memcg,$alloc,-s]=$steady
 done
 echo $$ > /sys/fs/cgroup/cgroup.procs
 if [ -d "$dbg/${dev##*/}" ]; then
-	kept=$(( $(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }') - ${kept0:-0} ))
+	kept=$(( $(sa_col "$dbg/${dev##*/}/place" '' cache_kept) - ${kept0:-0} ))
 	note "ssd72-memcg swapalloc-antifrag -s: place $(tail -n 1 "$dbg/${dev##*/}/place")"
 	[ "$kept" -gt 0 ] && pass "ssd72-memcg antifrag '-s': slots kept at swap-in ($kept)" ||
 		fail "ssd72-memcg antifrag '-s': slots kept at swap-in" "cache_kept +$kept"
