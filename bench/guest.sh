@@ -114,23 +114,28 @@ use() {
 }
 
 # owner_ok ALLOC DEV: the device is bound to ALLOC (debugfs devices table:
-# its owner, swapalloc for every swapalloc-*; for swapalloc-antifrag its
-# placement, for swapalloc-percpu and -global its policy).
+# its owner, swapalloc for every swapalloc-*; its policy, the choice ALLOC's
+# parameters make; for swapalloc-antifrag its placement, for
+# swapalloc-percpu and -global its cursors).
 owner_ok() {
-	local want=$1 dev=${2##*/} got col val
+	local want=$1 dev=${2##*/} got kv col val
 	[ "$want" = builtin ] && ! grep -q '^swapalloc ' /proc/modules && return 0
 	got=$(awk -v d="$dev" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$1 == d { print $c["owner"] }' "$dbg/devices")
 	[ "$got" = "${want%%-*}" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
 	case $want in
-	swapalloc-antifrag) col=placement val=antifrag ;;
-	swapalloc-percpu) col=policy val=percpu ;;
-	swapalloc-global) col=policy val=global ;;
+	swapalloc-antifrag) set -- policy=antifrag placement=antifrag ;;
+	swapalloc-percpu) set -- policy=percpu cursors=percpu ;;
+	swapalloc-global) set -- policy=global cursors=global ;;
+	swapalloc*) set -- policy=auto ;;
 	*) return 0 ;;
 	esac
-	got=$(awk -v d="$dev" -v k="$col" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$1 == d && (k in c) { print $c[k] }' "$dbg/devices")
-	[ "$got" = "$val" ] || { fail "$dev bound to $want" "$col is '${got:-none}'"; return 1; }
+	for kv in "$@"; do
+		col=${kv%%=*} val=${kv#*=}
+		got=$(awk -v d="$dev" -v k="$col" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+			$1 == d && (k in c) { print $c[k] }' "$dbg/devices")
+		[ "$got" = "$val" ] || { fail "$dev bound to $want" "$col is '${got:-none}'"; return 1; }
+	done
 }
 
 # stats_ok ALLOC DEV CASE: swapalloc-nostats counted no allocation on DEV
@@ -138,7 +143,8 @@ owner_ok() {
 stats_ok() {
 	[ "$1" != builtin ] || return 0
 	local n
-	n=$(awk 'NR > 1 { s += $2 } END { print s + 0 }' "$dbg/${2##*/}/alloc")
+	n=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ s += $c["requests"] } END { print s + 0 }' "$dbg/${2##*/}/alloc")
 	if [ "$1" = swapalloc-nostats ]; then
 		[ "$n" -eq 0 ] || fail "$3 $1: statistics compiled out" "$n requests counted"
 	else

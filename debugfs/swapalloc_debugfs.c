@@ -4,12 +4,18 @@
  * per order, read only: the control files are in sysfs (module/sysfs.c).
  * Every file but `version` is a table: one header row, then rows of the
  * same space-separated columns, meant for scripts as well as people;
- * README.md documents every file.  debugfs is not a stable ABI
- * (Documentation/filesystems/debugfs.rst): columns may change between
- * releases, so scripts should look columns up by their header name.
+ * README.md documents every file.  One vocabulary across the tables: the
+ * names users write (a policy is its sysfs choice's name), "-" is the one
+ * marker for none, a flag is yes or no, free is free slots wherever it is
+ * a column, and a column that is not a count names its unit.  debugfs is
+ * not a stable ABI (Documentation/filesystems/debugfs.rst): columns may
+ * change between releases, so scripts should look columns up by their
+ * header name.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/blkdev.h>
+#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -17,6 +23,7 @@
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/swap.h>
 #include <swapalloc_env_types.h>
 #include "../module/swapalloc.h"
@@ -118,15 +125,46 @@ static int swapalloc_version_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(swapalloc_version);
 
+/*
+ * A device's media as `devices` names it: zram, ssd or rotational; a swap
+ * file's is the media of its filesystem's disk.  zram is told by its
+ * disk's name: the zram driver names every disk it makes zram<N>
+ * (zram_add() in drivers/block/zram/zram_drv.c), and no other driver
+ * uses that name.  Nothing else tells zram apart: SWP_SYNCHRONOUS_IO is
+ * set for brd and pmem too, and with zram built in its disks' fops name
+ * no module.  Any other device is what swapon found: non-rotational
+ * (SWP_SOLIDSTATE) is ssd, the rest rotational; that is also what auto
+ * picks its cursors by.
+ */
+static const char *swapalloc_media_name(struct swap_info_struct *si)
+{
+	struct block_device *bdev = si->bdev;
+	const char *disk;
+
+	if (bdev && bdev->bd_disk) {
+		disk = bdev->bd_disk->disk_name;
+		if (strstarts(disk, "zram") && isdigit(disk[4]))
+			return "zram";
+	}
+	return (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational";
+}
+
+/*
+ * One row per active swap device.  policy is the choice the device's
+ * sysfs policy file shows active, builtin for a device the builtin
+ * allocator has; cursors where allocations go on from: swapalloc's
+ * percpu or global, or for the builtin allocator 6.12's per-CPU clusters
+ * (percpu, non-rotational devices) or its scan of swap_map from one
+ * offset (scan, devices without clusters).  "-" is the one marker for
+ * none: the builtin allocator has no placement.
+ */
 static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 {
 	struct seq_file *m = arg;
 	struct swapalloc_kdev *kdev = NULL;
-	const char *owner = "builtin", *policy;
+	const char *owner = "builtin", *policy, *cursors, *placement;
 	char name[SWAPALLOC_NAME_LEN];
 	unsigned long clusters;
-
-	const char *placement = "-";
 
 	swapalloc_device_name(si, name, sizeof(name));
 	spin_lock(&si->lock);
@@ -134,19 +172,21 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 		kdev = si->alloc_data;
 	if (kdev) {
 		owner = "swapalloc";
-		policy = swapalloc_policy_name(kdev->core.policy);
+		policy = swapalloc_choices[kdev->choice].name;
+		cursors = swapalloc_policy_name(kdev->core.policy);
 		placement = swapalloc_placement_name(kdev->core.placement);
 		clusters = kdev->core.nr_clusters;
 	} else {
-		policy = si->cluster_info ? "builtin-cluster" : "builtin-scan";
+		policy = swapalloc_choices[SWAPALLOC_BUILTIN].name;
+		cursors = si->percpu_cluster ? "percpu" : "scan";
+		placement = "-";
 		clusters = DIV_ROUND_UP(si->max, SA_CLUSTER_SLOTS);
 	}
 	/* Slots held for discard are neither in use nor free: used + free + held = size. */
-	seq_printf(m, "%s %d %s %s %s %lu %u %u %s %u\n", name, si->type,
-		   (si->flags & SWP_SOLIDSTATE) ? "ssd" : "rotational", owner,
-		   policy, clusters, si->inuse_pages,
-		   si->pages - si->inuse_pages - si->alloc_held, placement,
-		   si->alloc_held);
+	seq_printf(m, "%s %d %s %s %s %s %s %lu %u %u %u\n", name, si->type,
+		   swapalloc_media_name(si), owner, policy, cursors, placement,
+		   clusters, si->inuse_pages,
+		   si->pages - si->inuse_pages - si->alloc_held, si->alloc_held);
 	spin_unlock(&si->lock);
 	return 0;
 }
@@ -155,7 +195,7 @@ static int swapalloc_devices_show(struct seq_file *m, void *v)
 {
 	int err;
 
-	seq_puts(m, "name type media owner policy clusters used free placement held\n");
+	seq_puts(m, "name type media owner policy cursors placement clusters used free held\n");
 	err = swap_alloc_walk_devices(swapalloc_devices_row, m);
 	/* A device left to the builtin allocator may have gone meanwhile. */
 	swapalloc_prune_soon();
@@ -188,7 +228,8 @@ static void swapalloc_clusters_row(struct seq_file *m, enum swapalloc_list list,
 
 /*
  * One row per list: the per-order lists once per order, the others with
- * order "-".  The clusters column adds up to the device's row in `devices`.
+ * order "-"; free is the free slots of the list's clusters, as free in
+ * `devices`.  The clusters column adds up to the device's row there.
  */
 static int swapalloc_clusters_show(struct seq_file *m, void *v)
 {
@@ -205,7 +246,7 @@ static int swapalloc_clusters_show(struct seq_file *m, void *v)
 		return -ENODEV;
 	}
 	dev = &kdev->core;
-	seq_puts(m, "list order clusters free_slots\n");
+	seq_puts(m, "list order clusters free\n");
 	swapalloc_clusters_row(m, SA_LIST_FREE, -1, dev->nr_free, &dev->free);
 	for (o = 0; o < SA_NR_ORDERS; o++)
 		swapalloc_clusters_row(m, SA_LIST_NONFULL, o, dev->nr_nonfull[o],
@@ -237,9 +278,10 @@ static int swapalloc_alloc_show(struct seq_file *m, void *v)
 	memcpy(st, kdev->core.stats.order, sizeof(st));
 	spin_unlock(&si->lock);
 
+	/* Where successes came from: from_free is from the free list. */
 	seq_puts(m, "order requests success fail");
 	for (s = 0; s < SA_NR_SRCS; s++)
-		seq_printf(m, " %s", swapalloc_src_name(s));
+		seq_printf(m, " from_%s", swapalloc_src_name(s));
 	seq_putc(m, '\n');
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		seq_printf(m, "%u %llu %llu %llu", o, st[o].requests,
@@ -290,8 +332,8 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 		return -ENODEV;
 	}
 	seq_puts(m, "enabled discarded sync waits pending\n");
-	seq_printf(m, "%d %llu %llu %llu %u\n",
-		   kdev->core.discards, kdev->core.stats.discarded,
+	seq_printf(m, "%s %llu %llu %llu %u\n",
+		   kdev->core.discards ? "yes" : "no", kdev->core.stats.discarded,
 		   kdev->core.stats.sync_discards, kdev->core.stats.discard_waits,
 		   kdev->core.nr_discard);
 	spin_unlock(&si->lock);
@@ -325,14 +367,19 @@ static int swapalloc_place_show(struct seq_file *m, void *v)
 
 DEFINE_SWAPALLOC_TABLE(swapalloc_place);
 
+/* A cursor's next slot per order; "-" where it has none (next 0). */
 static void swapalloc_cursor_row(struct seq_file *m, const char *who,
 				 struct swapalloc_cursor *cur)
 {
 	unsigned int o;
 
 	seq_printf(m, "%s", who);
-	for (o = 0; o < SA_NR_ORDERS; o++)
-		seq_printf(m, " %lu", cur->next[o]);
+	for (o = 0; o < SA_NR_ORDERS; o++) {
+		if (cur->next[o])
+			seq_printf(m, " %lu", cur->next[o]);
+		else
+			seq_puts(m, " -");
+	}
 	seq_putc(m, '\n');
 }
 
@@ -353,15 +400,15 @@ static int swapalloc_cursors_show(struct seq_file *m, void *v)
 		return -ENODEV;
 	}
 	dev = &kdev->core;
-	seq_puts(m, "cpu");
+	seq_puts(m, "cursor");
 	for (o = 0; o < SA_NR_ORDERS; o++)
-		seq_printf(m, " order%u", o);
+		seq_printf(m, " order%u_slot", o);
 	seq_putc(m, '\n');
 	if (dev->policy == SA_POLICY_GLOBAL) {
 		swapalloc_cursor_row(m, "global", &dev->global);
 	} else {
 		for_each_possible_cpu(cpu) {
-			snprintf(who, sizeof(who), "%d", cpu);
+			snprintf(who, sizeof(who), "cpu%d", cpu);
 			swapalloc_cursor_row(m, who, per_cpu_ptr(dev->pcp, cpu));
 		}
 	}

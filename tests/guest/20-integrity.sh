@@ -71,12 +71,12 @@ occupancy_sums() {
 	echo "$n ${t:-none}"
 }
 
-# bound_as NAME MEDIA POLICY: NAME's row in devices has that media, owner
-# swapalloc and that policy.
+# bound_as NAME MEDIA CURSORS: NAME's row in devices has that media, owner
+# swapalloc, policy auto (the default) and those cursors.
 bound_as() {
-	awk -v d="$1" -v m="$2" -v p="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+	awk -v d="$1" -v m="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		$col["name"] == d && $col["media"] == m && $col["owner"] == "swapalloc" &&
-		$col["policy"] == p { ok = 1 } END { exit !ok }' "$dbg/devices"
+		$col["policy"] == "auto" && $col["cursors"] == c { ok = 1 } END { exit !ok }' "$dbg/devices"
 }
 
 # scenario NAME DEV SIZE [FOLIOS]: 4K then 64K (or only the folio sizes
@@ -139,8 +139,8 @@ must swapoff "$zram"
 must insmod "$SWAPALLOC_TOP/swapalloc.ko" || finish
 
 must swapon "$zram"
-bound_as zram0 ssd percpu && pass "zram bound, per-CPU policy" ||
-	fail "zram bound, per-CPU policy" "$(cat $dbg/devices)"
+bound_as zram0 zram percpu && pass "zram bound, auto: per-CPU cursors" ||
+	fail "zram bound, auto: per-CPU cursors" "$(cat $dbg/devices)"
 scenario "swapalloc zram" zram0 $size
 must swapoff "$zram"
 
@@ -179,8 +179,8 @@ rot=$(find_disk rot0) || fail "find_disk rot0"
 must set_rotational "$rot" 1
 must mkswap "$rot" >/dev/null && must swapon "$rot"
 bound_as "${rot##*/}" rotational global &&
-	pass "rotational disk bound, global policy" ||
-	fail "rotational disk bound, global policy" "$(cat $dbg/devices)"
+	pass "rotational disk bound, auto: global cursors" ||
+	fail "rotational disk bound, auto: global cursors" "$(cat $dbg/devices)"
 scenario "swapalloc rotational virtio" "${rot##*/}" $size
 must swapoff "$rot"
 

@@ -181,7 +181,8 @@ done
 [ "$(cat "$dbg/zram0/alloc")" = "$before" ] && pass "counters unchanged by garbage" ||
 	fail "counters unchanged by garbage"
 echo 1 > "$ctl/zram0/reset"
-[ "$(awk 'NR > 1 { s += $2 } END { print s + 0 }' "$dbg/zram0/alloc")" = 0 ] &&
+[ "$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{ s += $c["requests"] } END { print s + 0 }' "$dbg/zram0/alloc")" = 0 ] &&
 	pass "reset 1 zeroes the counters" || fail "reset 1 zeroes the counters"
 
 # --- swapoff while another process pages out
@@ -215,7 +216,8 @@ name=${small##*/}
 bg_verify /tmp/v4.log -s 128M -f 64k -n
 wait "$bgpid" && pass "full device: data intact" || {
 	sed 's/^/# /' /tmp/v4.log | tail; fail "full device: data intact" "$(tail -n 1 /tmp/v4.log)"; }
-fails=$(awk 'NR > 1 { s += $4 } END { print s + 0 }' "$dbg/$name/alloc")
+fails=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{ s += $c["fail"] } END { print s + 0 }' "$dbg/$name/alloc")
 note "full device: $fails failed allocations"
 [ "$fails" -gt 0 ] && pass "full device: allocations failed cleanly" ||
 	fail "full device: allocations failed cleanly" "no failures counted"

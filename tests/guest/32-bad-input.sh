@@ -112,9 +112,8 @@ name=${zram##*/}
 tried=$((tried + 1))
 n0=$(dmesg | wc -l)
 if must insmod "$ko" devices=nosuchdev; then
-	row=$(awk -v d="$name" '$1 == d' "$dbg/devices")
 	# Its directory is there, for its policy file to take it.
-	if ! grep -q " builtin " <<<"$row" ||
+	if [ "$(sa_col "$dbg/devices" "$name" owner)" != builtin ] ||
 	   ! grep -q '\[builtin\]' "$ctl/$name/policy" 2>/dev/null; then
 		fail "devices=nosuchdev binds nothing" "$(cat "$dbg/devices" "$ctl/$name/policy" 2>&1)"
 	else
@@ -271,7 +270,7 @@ edge() {
 	fi
 	local d=${dev##*/} slots
 	slots=$(awk -v d="$dev" '$1 == d { print $3 / 4 }' /proc/swaps)
-	if ! grep -q "^$d .* swapalloc " "$dbg/devices"; then
+	if [ "$(sa_col "$dbg/devices" "$d" owner)" != swapalloc ]; then
 		fail "$label: bound" "$(cat "$dbg/devices")"
 	else
 		pass "$label ($slots slots): bound"

@@ -6,8 +6,10 @@
 #  - A file made with fallocate, swapped on before insmod and named in
 #    devices= by its path with '/' written as '!'; a file made with dd and
 #    named with '/', swapped on after insmod: both bound (owner swapalloc,
-#    per-CPU policy), each with its debugfs directory; a third file, not
-#    named, stays builtin (its policy file says [builtin]).
+#    policy auto, per-CPU cursors, media ssd: its disk's), each with its
+#    debugfs directory; a third file, not
+#    named, stays builtin (its policy file says [builtin], devices says
+#    owner and policy builtin, placement -).
 #  - 6.12 gives swap files order-0 entries only: 64K mTHP folios fall back
 #    to 4K pages (kernel swpout_fallback grows, swpout does not, swapalloc
 #    sees no order-4 request), none fails, and every page reads back right
@@ -60,12 +62,14 @@ alloc_col() {
 		$1 == o { print $col[c] }' "$dbg/$1/alloc"
 }
 
-# bound NAME LABEL: NAME is owned by swapalloc, per-CPU, with its directory.
+# bound NAME LABEL: NAME is owned by swapalloc, policy auto, per-CPU
+# cursors, with its directory; its media is its disk's, ssd.
 bound() {
 	local name=$1 label=$2
-	if [ "$(row "$name" owner)" = swapalloc ] && [ "$(row "$name" policy)" = percpu ] &&
-	   [ "$(row "$name" media)" = ssd ] && [ -e "$ctl/$name/check" ]; then
-		pass "$label: bound as $name (per-CPU, $dbg/$name)"
+	if [ "$(row "$name" owner)" = swapalloc ] && [ "$(row "$name" policy)" = auto ] &&
+	   [ "$(row "$name" cursors)" = percpu ] && [ "$(row "$name" media)" = ssd ] &&
+	   [ -e "$ctl/$name/check" ]; then
+		pass "$label: bound as $name (auto, per-CPU, $dbg/$name)"
 	else
 		fail "$label: bound as $name" "row '$(row "$name")'; $(ls "$dbg" | tr '\n' ' ')"
 	fi
@@ -77,16 +81,16 @@ check_ok() {
 	[ "$res" = ok ] && pass "$2: invariants" || fail "$2: invariants" "$res"
 }
 
-# sane_table: every row of devices has the header's 8 columns, every
-# swapalloc row has a directory of its name, no name has a '/'.
+# sane_table: every row of devices has as many columns as the header,
+# every swapalloc row has a directory of its name, no name has a '/'.
 sane_table() {
-	local bad
+	local bad name
 	bad=$(awk 'NR == 1 { n = NF; next } NF != n || $1 ~ /\// { print }' "$dbg/devices")
 	# (no process substitution: the guest has no /dev/fd)
-	while read -r name _ _ owner _; do
-		[ "$name" = name ] || [ "$owner" != swapalloc ] || [ -d "$dbg/$name" ] ||
-			bad+=" no dir for $name;"
-	done < "$dbg/devices"
+	while read -r name; do
+		[ -z "$name" ] || [ -d "$dbg/$name" ] || bad+=" no dir for $name;"
+	done <<<"$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["owner"] == "swapalloc" { print $c["name"] }' "$dbg/devices")"
 	[ -z "$bad" ] && pass "$1: devices table well-formed, a directory per bound file" ||
 		fail "$1: devices table well-formed" "$bad: $(cat "$dbg/devices" | tr '\n' '|')"
 }
@@ -148,7 +152,9 @@ must swapon "$f2"
 bound "$n2" "file made with dd, named with '/', swapped on after insmod"
 must swapon "$f3"
 # It has a directory all the same, whose policy file can take it.
-[ "$(row "$n3" owner)" = builtin ] && grep -qs '\[builtin\]' "$ctl/$n3/policy" &&
+[ "$(row "$n3" owner)" = builtin ] && [ "$(row "$n3" policy)" = builtin ] &&
+	[ "$(row "$n3" cursors)" = percpu ] && [ "$(row "$n3" placement)" = - ] &&
+	grep -qs '\[builtin\]' "$ctl/$n3/policy" &&
 	pass "a file devices= does not name stays builtin" ||
 	fail "a file devices= does not name stays builtin" "row '$(row "$n3")'"
 if [ "$(row "$n1" owner)" != swapalloc ]; then

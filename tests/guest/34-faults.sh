@@ -114,7 +114,8 @@ bad() {
 # state_ok LABEL: the outcome is clean (see the header); rmmod if loaded.
 # Counts devices left builtin by a failed bind in $builtin_left.
 state_ok() {
-	local label=$1 name _t _m owner _rest swaps
+	local label=$1 name owner oc=-1 i swaps
+	local -a f
 	read_swaps
 	[ "$swaps" = "$swaps0" ] || bad "$label: /proc/swaps unchanged" "'$swaps' was '$swaps0'"
 	if ! loaded; then
@@ -129,8 +130,13 @@ state_ok() {
 		no_debugfs=$((no_debugfs + 1))
 		rows=${#devs[@]}
 	fi
-	[ -e "$dbg/devices" ] && while read -r name _t _m owner _rest; do
-		[ "$name" = name ] && continue
+	[ -e "$dbg/devices" ] && while read -ra f; do
+		# The header row names the columns.
+		if [ $oc -lt 0 ]; then
+			for i in "${!f[@]}"; do [ "${f[$i]}" = owner ] && oc=$i; done
+			continue
+		fi
+		name=${f[0]} owner=${f[$oc]}
 		rows=$((rows + 1))
 		if [ "$owner" = swapalloc ]; then
 			if [ ! -e "$ctl/$name/check" ]; then
@@ -258,7 +264,7 @@ builtin_dir_ok() {
 swapon_ok() {
 	local label=$1 name=${spare##*/} row
 	left_builtin=0
-	row=$(awk -v d="$name" '$1 == d { print $4 }' "$dbg/devices")
+	row=$(sa_col "$dbg/devices" "$name" owner 2>/dev/null)
 	if [ "$ret" = 0 ]; then
 		if [ "$row" = swapalloc ] && [ ! -e "$ctl/$name/check" ]; then
 			no_debugfs=$((no_debugfs + 1))
@@ -333,7 +339,7 @@ if [ -n "$bindfail_n" ]; then
 		line=$("$fn" -n "$n" swapon "$spare" 50 2>&1)
 		loud; disarm
 		parse "$line" && [ "$injected" = 0 ] && break
-		if parse "$line" && [ "$ret" = 0 ] && grep -q "^${spare##*/} .* builtin " "$dbg/devices"; then
+		if parse "$line" && [ "$ret" = 0 ] && [ "$(sa_col "$dbg/devices" "${spare##*/}" owner)" = builtin ]; then
 			p=$n
 			break
 		fi
@@ -409,7 +415,8 @@ else
 	fail "builtin allocator after the sweeps" "$(tail -n 1 /tmp/v.log)"
 fi
 if must insmod "$ko"; then
-	n=$(grep -c " swapalloc " "$dbg/devices")
+	n=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["owner"] == "swapalloc" { n++ } END { print n + 0 }' "$dbg/devices")
 	[ "$n" -eq 2 ] && pass "a clean insmod after the sweeps binds both devices" ||
 		fail "a clean insmod after the sweeps binds both devices" "$(tr '\n' '|' < "$dbg/devices")"
 	for d in "$rot" "$zram"; do

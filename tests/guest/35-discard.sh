@@ -160,7 +160,8 @@ fi
 # --------------------------------------------------------------- direct
 d=$(disk_swapon dsc0) || { fail "swapon --discard=pages dsc0"; finish; }
 dn=${d##*/}
-grep -q "^$dn [0-9]* ssd swapalloc " "$dbg/devices" || { fail "direct: $dn bound"; sed 's/^/# /' "$dbg/devices"; finish; }
+[ "$(sa_col "$dbg/devices" "$dn" media)" = ssd ] && [ "$(sa_col "$dbg/devices" "$dn" owner)" = swapalloc ] ||
+	{ fail "direct: $dn bound"; sed 's/^/# /' "$dbg/devices"; finish; }
 size=$(awk -v d="$d" '$1 == d { print $3 }' /proc/swaps)
 # Column NAME of the one data row of <dev>/discard (a header row names them).
 discard_col() { awk -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c[k] }' "$dbg/$dn/discard"; }

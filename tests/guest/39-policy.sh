@@ -11,7 +11,9 @@
 #  - POLICY_ROUNDS rounds (1; 8 with SWAPALLOC_STRESS=1) switch every
 #    device through builtin -> auto -> antifrag -> global or percpu (the
 #    one auto does not pick); after each write the file reads back what
-#    was written, the devices table's owner/policy/placement agree, the
+#    was written, the devices table agrees (policy the choice's name,
+#    owner, media, cursors and placement what the choice and media make
+#    them), the
 #    kernel logged the release and bind the switch needs, and sa_check is
 #    ok on every device swapalloc owns
 #  - three writers on two files (two on the same one) for POLICY_RACE_SECS
@@ -71,38 +73,50 @@ active() {
 	[[ $l =~ \[([a-z]+)\] ]] && echo "${BASH_REMATCH[1]}"
 }
 
-# row DEV: DEV's media, owner, policy and placement columns in devices,
-# looked up by the header row.
+# The media devices names each device by.
+declare -A media=([$zn]=zram [$sn]=ssd [$rn]=rotational)
+
+# row DEV: DEV's media, owner, policy, cursors and placement columns in
+# devices, looked up by the header row.
 row() {
 	local -a h f
-	local i m=0 o=0 p=0 pl=0
+	local i m=0 o=0 p=0 cu=0 pl=0
 	{
 		read -ra h
 		for i in "${!h[@]}"; do
-			case ${h[$i]} in media) m=$i ;; owner) o=$i ;; policy) p=$i ;; placement) pl=$i ;; esac
+			case ${h[$i]} in
+			media) m=$i ;; owner) o=$i ;; policy) p=$i ;; cursors) cu=$i ;; placement) pl=$i ;;
+			esac
 		done
 		while read -ra f; do
-			[ "${f[0]}" = "$1" ] && { echo "${f[$m]} ${f[$o]} ${f[$p]} ${f[$pl]}"; return; }
+			[ "${f[0]}" = "$1" ] &&
+				{ echo "${f[$m]} ${f[$o]} ${f[$p]} ${f[$cu]} ${f[$pl]}"; return; }
 		done
 	} < "$dbg/devices"
 }
 
-# agrees DEV CHOICE: the policy file and devices say CHOICE is active;
-# prints what disagrees.
+# agrees DEV CHOICE: the policy file and devices say CHOICE is active:
+# devices' policy is the choice's name, its media DEV's, its cursors what
+# the choice and the media make them (the builtin allocator's: 6.12's
+# per-CPU clusters on non-rotational devices, a scan on rotational ones),
+# its placement antifrag for antifrag, default for the others, "-" for
+# builtin; prints what disagrees.
 agrees() {
-	local d=$1 c=$2 got= media owner pol place want_pol want_place=default
+	local d=$1 c=$2 got= m owner pol cur place want_cur want_place=default want_owner=swapalloc
 	read -r got < "$ctl/$d/policy" 2>/dev/null
 	[ "$got" = "${lines[$c]}" ] || { echo "$d/policy reads '$got' after $c"; return 1; }
-	read -r media owner pol place <<<"$(row "$d")"
+	read -r m owner pol cur place <<<"$(row "$d")"
 	case $c in
-	builtin) [ "$owner" = builtin ] && [[ "$pol" == builtin-* ]] && [ "$place" = - ] && return 0
-		 echo "$d: devices says $owner $pol $place for builtin"; return 1 ;;
-	auto|antifrag) [ "$media" = ssd ] && want_pol=percpu || want_pol=global ;;
-	*) want_pol=$c ;;
+	builtin) want_owner=builtin want_place=-
+		 [ "${media[$d]}" = rotational ] && want_cur=scan || want_cur=percpu ;;
+	auto|antifrag) [ "${media[$d]}" = rotational ] && want_cur=global || want_cur=percpu ;;
+	*) want_cur=$c ;;
 	esac
 	[ "$c" = antifrag ] && want_place=antifrag
-	[ "$owner" = swapalloc ] && [ "$pol" = "$want_pol" ] && [ "$place" = "$want_place" ] && return 0
-	echo "$d: devices says $owner $pol $place for $c ($media)"
+	[ "$m" = "${media[$d]}" ] && [ "$owner" = $want_owner ] && [ "$pol" = "$c" ] &&
+		[ "$cur" = $want_cur ] && [ "$place" = $want_place ] && return 0
+	echo "$d: devices says media $m owner $owner policy $pol cursors $cur placement $place for $c;" \
+		"want ${media[$d]} $want_owner $c $want_cur $want_place"
 	return 1
 }
 

@@ -274,7 +274,7 @@ for alloc in builtin swapalloc swapalloc-antifrag; do
 	swapalloc-antifrag)
 		must rmmod swapalloc || break
 		must insmod "$ko" placement=antifrag || break
-		kept0=$(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }') ;;
+		kept0=$(sa_col "$dbg/${dev##*/}/place" '' cache_kept) ;;
 	esac
 	one "$dev" ssd72-memcg $alloc -s
 	result[ssd72-memcg,$alloc,-s]=$steady
@@ -286,7 +286,7 @@ for alloc in builtin swapalloc swapalloc-antifrag; do
 done
 echo $$ > /sys/fs/cgroup/cgroup.procs
 if [ -d "$dbg/${dev##*/}" ]; then
-	kept=$(( $(tail -n 1 "$dbg/${dev##*/}/place" | awk '{ print $4 }') - ${kept0:-0} ))
+	kept=$(( $(sa_col "$dbg/${dev##*/}/place" '' cache_kept) - ${kept0:-0} ))
 	note "ssd72-memcg swapalloc-antifrag -s: place $(tail -n 1 "$dbg/${dev##*/}/place")"
 	# 5670-5867 in every make check run seen.
 	[ "$kept" -ge 1024 ] && pass "ssd72-memcg antifrag '-s': slots kept at swap-in ($kept, at least 1024)" ||

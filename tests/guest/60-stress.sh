@@ -33,7 +33,8 @@ for d in "$ssd" "$rot" "$disc"; do
 done
 must insmod "$ko" || finish
 devs=("$zram" "$ssd" "$rot" "$disc")
-note "devices: ${devs[*]}; $(grep -c swapalloc "$dbg/devices") bound"
+note "devices: ${devs[*]}; $(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["owner"] == "swapalloc" { n++ } END { print n + 0 }' "$dbg/devices") bound"
 
 end=$((SECONDS + secs))
 # worker N FOLIO: swapverify runs of 96M (2 processes) until the deadline.

@@ -128,6 +128,27 @@ find_disk() {
 SA_CTL=/sys/kernel/swapalloc
 SA_DBG=/sys/kernel/debug/swapalloc
 
+# sa_col FILE KEY COL: column COL, named by the header row, of the row of
+# FILE (one of swapalloc's debugfs tables) whose first column is KEY, or
+# of the first row with KEY ''; nothing if there is none.  bash only (no
+# awk to start: exec is slow under TCG).  Columns may move between
+# releases: look them up by name, never by position.
+sa_col() {
+	local -a hdr cols
+	local i c=-1
+	{
+		read -ra hdr || return 0
+		for i in "${!hdr[@]}"; do [ "${hdr[$i]}" = "$3" ] && c=$i; done
+		[ $c -ge 0 ] || return 0
+		while read -ra cols; do
+			if [ -z "$2" ] || [ "${cols[0]}" = "$2" ]; then
+				echo "${cols[$c]}"
+				return 0
+			fi
+		done
+	} < "$1"
+}
+
 # sa_check DEV: run swapalloc's full invariant check of DEV and print what
 # it found, `ok` or the first violation.  Reading $SA_CTL/<dev>/check only
 # shows the last result; writing 1 runs the check (and fails with EUCLEAN
