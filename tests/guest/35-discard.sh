@@ -39,9 +39,7 @@ tr=/sys/kernel/tracing
 res=/mnt/out/results
 mkdir -p "$res"
 # make check runs only the direct test (the comparison takes about 3
-# minutes); make stress runs the comparison.  make check compares the
-# placements on a discard device in 40-thp-allocator-test (mode -s, 10
-# iterations, where the two are still even: an 8-point margin).  It caught a placement
+# minutes); make stress runs the comparison.  It caught a placement
 # regression on discard devices: 91.81 % vs builtin's 28.55 % before the
 # fix, 11.71 % vs 29.71 % after (one boot each; README).
 modes=${DISCARD_THP_MODES-}
