@@ -156,6 +156,27 @@ static void bi_reclaim_full(struct swapalloc_dev *dev)
 	}
 }
 
+/*
+ * 6.12's per-CPU next cluster, kept in the core's cursor with the core's
+ * count of cursors per cluster (sa_set_cursor()), so that
+ * swapalloc_check() holds of a device the builtin model allocated from.
+ */
+static void bi_set_next(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
+			int order, unsigned long next)
+{
+	unsigned long old = cur->next[order];
+
+	if (old && next && old / BI_CLUSTER == next / BI_CLUSTER) {
+		cur->next[order] = next;
+		return;
+	}
+	if (old)
+		dev->clusters[old / BI_CLUSTER].cursors--;
+	if (next)
+		dev->clusters[next / BI_CLUSTER].cursors++;
+	cur->next[order] = next;
+}
+
 unsigned long builtin612_alloc(struct swapalloc_dev *dev, int order, unsigned char usage)
 {
 	struct swapalloc_cursor *cur = this_cpu_ptr(dev->pcp);
@@ -232,6 +253,6 @@ unsigned long builtin612_alloc(struct swapalloc_dev *dev, int order, unsigned ch
 		}
 	}
 done:
-	cur->next[order] = offset;
+	bi_set_next(dev, cur, order, offset);
 	return found;
 }
