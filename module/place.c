@@ -76,9 +76,13 @@ const char *swapalloc_placement_name(enum swapalloc_placement placement)
  * Slots swapalloc_keep_cache() may have kept and not freed since, at
  * most: one in this many of the device's.  Kept slots stay charged to
  * their memory cgroup and count as used swap, and a page mlocked after
- * its keep would pin its slot; the bound caps all three.
+ * its keep would pin its slot; the bound caps all three.  6.12 itself
+ * leaves a read fault's swap cache in place until half the device is
+ * used (vm_swap_full()); a quarter is below that, and is what the 72 MiB
+ * memory-cgroup case needs to fall back 0.00 % (one in 8: 6-8 % with
+ * -s, one in 16: 17-18 %, in swapsim's model; bench/README.md).
  */
-#define SA_PLACE_KEEP_SHARE	16
+#define SA_PLACE_KEEP_SHARE	4
 
 static unsigned long sa_alloc_from(struct swapalloc_dev *dev,
 				   struct swapalloc_cluster *ci, int order,

@@ -1306,29 +1306,32 @@ static void test_keep_cache_whole_block(void)
 }
 
 /*
- * At most one slot in SA_PLACE_KEEP_SHARE is kept at a time: 192 of a
- * 3072-slot device, 24 folios of 8 pages.  A kept slot that is freed
- * makes room for another keep.
+ * At most one slot in SA_PLACE_KEEP_SHARE is kept at a time: 1536 of a
+ * 6144-slot device, 192 folios of 8 pages in clusters 1-6's 64K blocks;
+ * one in cluster 7's is refused.  A kept slot that is freed makes room for another keep.
  */
 static void test_keep_cache_bounded(void)
 {
-	struct sim *s = keep_setup(6 * CS, false, SA_PLACE_ANTIFRAG);
+	struct sim *s = keep_setup(12 * CS, false, SA_PLACE_ANTIFRAG);
 	unsigned int b;
 
-	T_EQ(s->dev.max / SA_PLACE_KEEP_SHARE, 192);
-	for (b = 0; b < 24; b++)
+	T_EQ(s->dev.max / SA_PLACE_KEEP_SHARE, 1536);
+	for (b = 0; b < 6 * CS / 16; b++)
+		alloc_ok(s, 4);
+	T_EQ(CL(s, 7)->order, 4);
+	for (b = 0; b < 192; b++)
 		T_EQ(swapin_keep(s, CS + 16 * b, 3), true);
-	T_EQ(s->dev.place.nr_kept, 192);
-	T_EQ(swapin_keep(s, CS + 16 * 24, 3), false);
-	T_EQ(s->dev.place.cache_kept, 192);
+	T_EQ(s->dev.place.nr_kept, 1536);
+	T_EQ(swapin_keep(s, CS + 16 * 192, 3), false);
+	T_EQ(s->dev.place.cache_kept, 1536);
 	/* The folio goes (munmap): its slots are freed, and kept no more. */
 	sim_cache_del(s, CS);
-	T_EQ(s->dev.place.nr_kept, 184);
+	T_EQ(s->dev.place.nr_kept, 1528);
 	/* The refused folio, still in the swap cache, asks again. */
 	sim_lock(&s->sd);
-	T_EQ(swapalloc_keep_cache(&s->dev, CS + 16 * 24, 8), true);
+	T_EQ(swapalloc_keep_cache(&s->dev, CS + 16 * 192, 8), true);
 	sim_unlock(&s->sd);
-	T_EQ(s->dev.place.nr_kept, 192);
+	T_EQ(s->dev.place.nr_kept, 1536);
 }
 
 /*
