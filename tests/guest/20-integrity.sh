@@ -140,7 +140,7 @@ must insmod "$SWAPALLOC_TOP/swapalloc.ko" || finish
 
 must swapon "$zram"
 bound_as zram0 zram percpu && pass "zram bound, auto: per-CPU cursors" ||
-	fail "zram bound, auto: per-CPU cursors" "$(cat $dbg/devices)"
+	fail "zram bound, auto: per-CPU cursors" "$(tr '\n' '|' < $dbg/devices)"
 scenario "swapalloc zram" zram0 $size
 must swapoff "$zram"
 
@@ -180,7 +180,7 @@ must set_rotational "$rot" 1
 must mkswap "$rot" >/dev/null && must swapon "$rot"
 bound_as "${rot##*/}" rotational global &&
 	pass "rotational disk bound, auto: global cursors" ||
-	fail "rotational disk bound, auto: global cursors" "$(cat $dbg/devices)"
+	fail "rotational disk bound, auto: global cursors" "$(tr '\n' '|' < $dbg/devices)"
 scenario "swapalloc rotational virtio" "${rot##*/}" $size
 must swapoff "$rot"
 

@@ -19,6 +19,7 @@
 #    its name and one whose path is too long for a name: bound, named
 #    sanely (no '/', no space: '?', swap<type>), the devices table keeps
 #    its columns; data held on a bound file across rmmod reads back right.
+#  - A swap file's media is its disk's: zram for a file on ext4 on zram.
 #
 # vm: --mem 1G --disk fs0:448M --timeout 600
 . "$(dirname "$0")/../lib/guest.sh"
@@ -188,6 +189,21 @@ fi
 sane_table "odd names"
 for f in "$f4" "$f5"; do must swapoff "$f"; done
 sane_table "after their swapoff"
+
+# --- a swap file's media is its disk's: zram for a file on ext4 on zram.
+zmnt=/mnt/zf zn='!mnt!zf!swap'
+if zdev=$(setup_zram 64M) && must swapoff "$zdev" && must mkfs.ext4 -q -F "$zdev" &&
+   mkdir -p "$zmnt" && must mount -t ext4 "$zdev" "$zmnt" &&
+   must mkswapfile "$zmnt/swap" 16 fallocate && must swapon "$zmnt/swap"; then
+	[ "$(row "$zn" media)" = zram ] && [ "$(row "$zn" owner)" = swapalloc ] &&
+		[ "$(row "$zn" cursors)" = percpu ] &&
+		pass "a swap file on ext4 on zram: media zram, its disk's" ||
+		fail "a swap file on ext4 on zram: media zram, its disk's" "row '$(row "$zn")'"
+	must swapoff "$zmnt/swap"
+	umount "$zmnt"
+else
+	fail "a swap file on ext4 on zram" "setup_zram, mkfs, mount or swapon failed"
+fi
 
 # Not through in_cg: $! must be swapfill's pid (sh execs it), not a subshell's.
 "${in_memcg[@]}" "$cg" "$fill" -s 48M -H -V > /tmp/fill.log 2>&1 &

@@ -24,7 +24,7 @@
 # moves): allocations did meet clusters waiting for discard (the scenario
 # was reached), no order-0 allocation failed while any did, B got every
 # page out (in up to 5 MADV_PAGEOUT passes: before A's exit the device is
-# really full), no OOM kill.
+# really full), no OOM kill.  Its discard table says enabled yes.
 #
 # vm: --mem 1G --disk ssd72:72M --disk dsc0:128M --timeout 900
 # stress-vm: --timeout 2700
@@ -165,6 +165,9 @@ size=$(awk -v d="$d" '$1 == d { print $3 }' /proc/swaps)
 discard_col() { awk -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c[k] }' "$dbg/$dn/discard"; }
 discarded() { discard_col discarded; }
 pending() { discard_col pending; }
+e=$(discard_col enabled)
+[ "$e" = yes ] && pass "direct: $dn/discard says enabled yes" ||
+	fail "direct: $dn/discard says enabled yes" "enabled '$e'"
 
 
 # Every allocation, failure and cluster move traced: which allocations

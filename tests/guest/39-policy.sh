@@ -6,6 +6,9 @@
 # swapped on at the same priority, so that two swapverify workers (4K and
 # 64K folios, in a memory cgroup) swap to all three throughout.
 #
+#  - the debugfs tables speak README's one vocabulary: media zram for
+#    zram, ssd and rotational for the disks, policy a choice's name,
+#    words for flags, "-" for none (vocab below)
 #  - bad names (unknown, case, junk after the name, spaces, a NUL, empty,
 #    overlong) are EINVAL with nothing changed; the active name is a no-op
 #  - POLICY_ROUNDS rounds (1; 8 with SWAPALLOC_STRESS=1) switch every
@@ -120,6 +123,51 @@ agrees() {
 	return 1
 }
 
+# vocab: what the tables say is in README's one vocabulary; prints what
+# is not.  devices: its header; each device's media (zram for zram); in
+# every row the choice's name for policy, words for owner, cursors and
+# placement, "-" the one marker for none, numbers for the counts.  The
+# tables of each device swapalloc has: discard's enabled yes or no,
+# clusters' free (free slots, as in devices), alloc's sources from_*,
+# cursors' "-" for a cursor with no next slot, never 0.
+vocab() {
+	local h d m
+	read -r h < "$dbg/devices"
+	[ "$h" = "name type media owner policy cursors placement clusters used free held" ] ||
+		echo "devices header '$h';"
+	for d in $devs; do
+		m=$(sa_col "$dbg/devices" "$d" media)
+		[ "$m" = "${media[$d]}" ] || echo "$d: media '$m', not ${media[$d]};"
+	done
+	awk -v choices=" $choices " 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{
+			o = $c["owner"]; p = $c["policy"]; cu = $c["cursors"]; pl = $c["placement"]
+			ok = index(choices, " " p " ") && $c["media"] ~ /^(zram|ssd|rotational)$/
+			if (o == "swapalloc")
+				ok = ok && p != "builtin" && cu ~ /^(percpu|global)$/ && pl ~ /^(default|antifrag)$/
+			else
+				ok = ok && o == "builtin" && p == "builtin" && cu ~ /^(percpu|scan)$/ && pl == "-"
+			for (k in c)
+				if (k ~ /^(type|clusters|used|free|held)$/ && $c[k] !~ /^[0-9]+$/)
+					ok = 0
+			if (!ok)
+				printf "devices row \"%s\";", $0
+		}' "$dbg/devices"
+	for d in $devs; do
+		[ "$(sa_col "$dbg/devices" "$d" owner)" = swapalloc ] || continue
+		m=$(sa_col "$dbg/$d/discard" '' enabled)
+		[ "$m" = yes ] || [ "$m" = no ] || echo "$d/discard: enabled '$m';"
+		read -r h < "$dbg/$d/clusters"
+		[ "$h" = "list order clusters free" ] || echo "$d/clusters header '$h';"
+		read -r h < "$dbg/$d/alloc"
+		[[ " $h " == *" from_free "* && " $h " != *" free "* ]] || echo "$d/alloc header '$h';"
+		awk 'NR == 1 { if ($1 != "cursor" || $2 != "order0_slot") print FILENAME ": header \"" $0 "\";"; next }
+			$1 !~ /^(cpu[0-9]+|global)$/ { print FILENAME ": row \"" $0 "\";"; next }
+			{ for (i = 2; i <= NF; i++) if ($i !~ /^([1-9][0-9]*|-)$/) { print FILENAME ": row \"" $0 "\";"; next } }' \
+			"$dbg/$d/cursors"
+	done
+}
+
 # mark: a new mark in the kernel log; since_mark PATTERN: lines matching
 # PATTERN after the last mark.  Counting in the whole log would not do:
 # the ring buffer (128 KiB) wraps when many switches log.
@@ -180,6 +228,12 @@ got=$(awk '{ print $1 }' <<<"$rest" | sort | tr '\n' ' ')
 # --- bad names: EINVAL, nothing changed; the active name: a no-op
 note "t=$SECONDS s: bad names: EINVAL, nothing changed; the active name: a no-op"
 must eval "echo builtin > $ctl/$sn/policy"
+# A table of each kind of row: zram auto (per-CPU), the rotational disk
+# auto (global), the non-rotational one builtin.
+m=$(vocab)
+[ -z "$m" ] && pass "the tables speak one vocabulary: media $zn zram, $sn ssd, $rn rotational; words, '-' for none" ||
+	fail "the tables speak one vocabulary" "$(tr '\n' ' ' <<<"$m")"
+sed 's/^/# /' "$dbg/devices"
 long=$(printf 'a%.0s' $(seq 300))
 bad_all=("bogus" "AUTO" "auto junk" "auto " " auto" "autox" "auto,global" $'\n' $'auto\n\n'
 	 "builtinbuiltinbuiltin" "$long" "$(printf 'p\303\251rcpu')")
