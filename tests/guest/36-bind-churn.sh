@@ -7,7 +7,8 @@
 # non-rotational virtio disk, --discard=pages: each bind and unbind has an
 # O(size) rebuild and drains pending discards) takes every swap-out of a
 # writer in a 64M memory cgroup (swapverify in a loop, 160M each run: data
-# verified), while (1) swapalloc is rmmod-ed and insmod-ed 3 times (5
+# verified; one pass a run, so that the writer stops soon after it is
+# told), while (1) swapalloc is rmmod-ed and insmod-ed 3 times (5
 # with SWAPALLOC_STRESS=1) with A the only
 # swap device, (2) another device B is swapped on and off twice (bound and
 # unbound by swapalloc each time), (3) A itself is swapped off (its pages
@@ -20,14 +21,15 @@
 # swapverify run verifies, sa_check ok on every bound device after each
 # step.
 #
-# attach/bind race (item 5): swapon/swapoff of two devices of different
+# attach/bind race: swapon/swapoff of two devices of different
 # sizes (64 and 160 MiB, so the swap type they share changes size) races
 # against insmod/rmmod for 10 s (CHURN_RACE_SECS; 300 in make stress), the
 # writer still running; after every insmod and at the end, each device
 # swapalloc shows in `devices` must have the cluster count and slot total
 # of its /proc/swaps size, and sa_check must be ok.
 #
-# insmod during a swapoff (found by make stress): A holds 128M of the pages
+# insmod during a swapoff (found by make stress): A holds 64M (128M in
+# make stress) of the pages
 # of a process in a 32M memory cgroup (CHURN_SWAPOFF_FILL) and D is swapped
 # on; swapoff A runs (its pages go back to the cgroup, and out to D), and
 # swapalloc is loaded once it has begun.  insmod must return, with C
@@ -48,7 +50,9 @@ max_lat_ms=${CHURN_MAX_LATENCY_MS:-2000}
 race_secs=${CHURN_RACE_SECS:-10}
 churns=3
 [ "${SWAPALLOC_STRESS:-0}" != 1 ] || churns=5
-off_fill=${CHURN_SWAPOFF_FILL:-128M}
+# 64M: swapoff takes about 5 s under TCG, insmod returns in under 1 s.
+off_fill=${CHURN_SWAPOFF_FILL:-64M}
+[ "${SWAPALLOC_STRESS:-0}" != 1 ] || off_fill=${CHURN_SWAPOFF_FILL:-128M}
 
 disk() {
 	local d
@@ -87,7 +91,7 @@ cg=$(memcg churn 64M)
 oom0=$(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat)
 writer() {
 	repeat_until_stop /tmp/writer.log /tmp/writer.runs \
-		"${in_memcg[@]}" "$cg" "$verify" -q -s 160M -c 32M -f 4k -i 2
+		"${in_memcg[@]}" "$cg" "$verify" -q -s 160M -c 32M -f 4k -i 1
 }
 
 swapon --discard=pages "$A" || { fail "swapon --discard=pages $A"; finish; }

@@ -3,7 +3,7 @@
 #
 # make bench, smoke run: one boot of the make check kernel (not the perf
 # one: nothing more to build), one case (upstream's thp_swap_allocator_test
-# on the 64 MiB rotational disk, mode -a, 3 iterations, sequentiality.bt
+# on the 64 MiB rotational disk, mode -a, 2 iterations, sequentiality.bt
 # watching) with builtin, swapalloc, swapalloc-antifrag and
 # swapalloc-nostats (the SWAPALLOC_NO_STATS=y build; bench/guest.sh fails
 # its run if it counted anything), into a scratch results directory.
@@ -11,7 +11,7 @@
 # the figures parse and agree: builtin 100 % fallback there, swapalloc and
 # swapalloc-nostats far below, swapalloc-antifrag a percentage with its
 # own column, each write run figure present.  About 2-3 minutes under TCG
-# (each allocator after the first two is one more run of 3 iterations).
+# (each allocator after the first two is one more run of 2 iterations).
 # bench/run writes into its default build/bench-results/ and must leave
 # git status as it was; the run is then moved to build/bench-smoke/.
 # SMOKE_RESULTS=DIR checks such a directory again (or a doctored copy) without a guest.
@@ -34,7 +34,7 @@ else
 	if [ -f "$def/latest.json" ]; then keep=$res/latest.json.keep; cp "$def/latest.json" "$keep"; fi
 	before=$(git -C "$top" status --porcelain --untracked-files=all 2>/dev/null || true)
 	rc=0
-	env -u BENCH_RESULTS BENCH_BOOTS=1 BENCH_ITER=3 BENCH_MODES=a BENCH_CASES=thp-rot64 \
+	env -u BENCH_RESULTS BENCH_BOOTS=1 BENCH_ITER=2 BENCH_MODES=a BENCH_CASES=thp-rot64 \
 		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag swapalloc-nostats" \
 		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
 		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
@@ -79,7 +79,7 @@ f = figs.get(("thp_fallback", "thp-rot64", "a"))
 check(f is not None, "thp-rot64 -a fallback figure")
 if f:
     b, s = f["builtin"], f["swapalloc"]
-    check(f["iterations"] == 3, "3 iterations (%s)" % f["iterations"])
+    check(f["iterations"] == 2, "2 iterations (%s)" % f["iterations"])
     check(b and s and b["n"] == 1 and s["n"] == 1, "one boot per allocator")
     check(b and b["median"] == 100.0, "builtin falls back 100 %% on the rotational disk (%s)" % (b and b["median"]))
     check(s and 0 <= s["median"] < 50, "swapalloc far below (%s)" % (s and s["median"]))
@@ -97,7 +97,7 @@ check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc"
       "mean write run, every allocator (sequentiality.bt)")
 
 rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
-check(len(rows) == 12 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 4 x 3 iterations, percentages")
+check(len(rows) == 8 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 4 x 2 iterations, percentages")
 check(sorted(set(r[2] for r in rows)) == ["builtin", "swapalloc", AF, NS], "raw/thp.tsv: allocators named")
 
 rep = open(os.path.join(d, "report.md")).read()
