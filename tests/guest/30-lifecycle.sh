@@ -20,7 +20,7 @@ ctl=/sys/kernel/swapalloc
 if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then
 	big="-s 384M -i 3" busy="-s 256M -p 2 -i 2"
 else
-	big="-s 256M -i 2" busy="-s 96M -p 2 -i 2"
+	big="-s 192M -i 2" busy="-s 96M -p 2 -i 2"
 fi
 
 # busy_still NAME: fail NAME if the background writer has already ended

@@ -32,8 +32,9 @@ dbg=/sys/kernel/debug/swapalloc
 ctl=/sys/kernel/swapalloc
 stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
 mnt=/mnt/sf
-# Per process and run: make check 64M (32M on the second file), make stress 4 times that.
-if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then vol=256M vol2=128M; else vol=64M vol2=32M; fi
+# Per process and run: make check 48M (24M on the second file), make
+# stress 256M (128M).
+if [ "${SWAPALLOC_STRESS:-0}" = 1 ]; then vol=256M vol2=128M; else vol=48M vol2=24M; fi
 
 cg=$(memcg swapfile 64M)
 
