@@ -14,6 +14,9 @@
 #   - bench/swapsim: a short run recorded as a trace, replayed, and every
 #     recorded free must apply: one result; the kernel model's 72 MiB
 #     memory-cgroup case, builtin and antifrag: one result.
+# make check runs it beside the other host tests, up to the bench smoke
+# run (tests/run; its prerequisites first):
+# beside-others: test
 # Each prints PASS/FAIL lines, which tests/run counts one by one
 # (host/10-unit/...); the last line is "N passed, N failed".  Exit 0 if
 # everything passed, 1 otherwise.  About a minute on 2 cores.

@@ -15,6 +15,8 @@
 # bench/run writes into its default build/bench-results/ and must leave
 # git status as it was; the run is then moved to build/bench-smoke/.
 # SMOKE_RESULTS=DIR checks such a directory again (or a doctored copy) without a guest.
+# It boots a guest, so tests/run runs nothing beside it:
+# alone
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -n "${SMOKE_RESULTS:-}" ]; then
