@@ -6,7 +6,7 @@
 # Blackout: one swap device A (16 GiB sparse
 # non-rotational virtio disk, --discard=pages: each bind and unbind has an
 # O(size) rebuild and drains pending discards) takes every swap-out of a
-# writer in a 64M memory cgroup (swapverify in a loop, 160M each run: data
+# writer in a 64M memory cgroup (swapverify in a loop, 96M each run: data
 # verified; one pass a run, so that the writer stops soon after it is
 # told), while (1) swapalloc is rmmod-ed and insmod-ed 3 times (5
 # with SWAPALLOC_STRESS=1) with A the only
@@ -91,7 +91,7 @@ cg=$(memcg churn 64M)
 oom0=$(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat)
 writer() {
 	repeat_until_stop /tmp/writer.log /tmp/writer.runs \
-		"${in_memcg[@]}" "$cg" "$verify" -q -s 160M -c 32M -f 4k -i 1
+		"${in_memcg[@]}" "$cg" "$verify" -q -s 96M -c 32M -f 4k -i 1
 }
 
 swapon --discard=pages "$A" || { fail "swapon --discard=pages $A"; finish; }
