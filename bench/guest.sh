@@ -167,14 +167,17 @@ check_ok() {
 	[ "$c" = ok ] || fail "$3 $1: invariants" "$c"
 }
 
-# swap_dev KIND: a freshly made, active swap device for KIND; prints it.
+# swap_dev KIND [N]: a freshly made, active swap device for KIND; prints
+# it.  N (2, 3, ...) picks a rotational kind's Nth disk of the same size
+# (rot0-N, rot1-N), so that one sequentiality.bt run can tell the
+# allocators' runs apart by device.
 swap_dev() {
-	local d
+	local d n=${2:+-$2}
 	case $1 in
 	zram) setup_zram 64M ;;
 	zram512) setup_zram 512M ;;
-	rot64) d=$(find_disk rot0) && set_rotational "$d" 1 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
-	rot72) d=$(find_disk rot1) && set_rotational "$d" 1 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
+	rot64) d=$(find_disk "rot0$n") && set_rotational "$d" 1 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
+	rot72) d=$(find_disk "rot1$n") && set_rotational "$d" 1 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
 	ssd72) d=$(find_disk ssd1) && set_rotational "$d" 0 && mkswap "$d" >/dev/null && swapon "$d" && echo "$d" ;;
 	ssd72-discard) d=$(find_disk ssd2) && set_rotational "$d" 0 && mkswap "$d" >/dev/null &&
 		swapon --discard=pages "$d" && echo "$d" ;;
@@ -196,15 +199,19 @@ memcg_enter() {
 }
 memcg_leave() { echo $$ > /sys/fs/cgroup/cgroup.procs; }
 
-# seq_start DEV / seq_stop CASE ALLOC MODE DEV: bpftrace/sequentiality.bt
-# around a run.  Runs: the counts of its @run_kib histogram (which holds,
-# from the script's END, the run still going too); KiB written: the device's
-# sectors-written counter (/sys/block/DEV/stat), so the mean run is exact.
+# sequentiality.bt around the runs of a rotational case: seq_start once,
+# seq_mark DEV before a run on DEV and seq_done DEV after it, seq_stop
+# once, then seq_row CASE ALLOC MODE DEV for each run.  Runs: the counts of
+# the script's @run_kib histogram for DEV's block device (which holds, from
+# the script's END, the run still going too); KiB written: DEV's
+# sectors-written counter (/sys/block/DEV/stat) over the run, so the mean
+# run is exact.  Each bpftrace start costs 10-20 s under TCG, so a mode's
+# allocators share one bpftrace run, each on a disk of its own.
 btpid=
-sect0=0
+declare -A sect0 sect1
+sect() { awk '{ print $7 }' "/sys/block/${1##*/}/stat"; }
 seq_start() {
 	local i
-	sect0=$(awk '{ print $7 }' "/sys/block/${1##*/}/stat")
 	"$SWAPALLOC_TOP/bpftrace/run" sequentiality.bt > /tmp/seq.txt 2> /tmp/seq.err &
 	btpid=$!
 	for i in $(seq 1 240); do
@@ -216,14 +223,18 @@ seq_start() {
 	btpid=
 	return 1
 }
-seq_stop() {
-	local c=$1 a=$2 m=$3 dev=$4 mm kib
-	[ -n "$btpid" ] || return 0
+seq_mark() { sect0[$1]=$(sect "$1"); }
+seq_done() { sect1[$1]=$(sect "$1"); }
+seq_stop() {	# seq_stop NAME: the capture is kept as raw/bt-seq-bootB-NAME.txt
+	[ -n "$btpid" ] || return 1
 	sleep 2		# let the perf buffer drain
 	bpftrace_stop $btpid || true
 	btpid=
-	kib=$(( ($(awk '{ print $7 }' "/sys/block/${dev##*/}/stat") - sect0) / 2 ))
-	cp /tmp/seq.txt "$raw/bt-seq-boot$boot-$c-$a-$m.txt"
+	cp /tmp/seq.txt "$raw/bt-seq-boot$boot-$1.txt"
+}
+seq_row() {
+	local c=$1 a=$2 m=$3 dev=$4 mm kib
+	kib=$(( (${sect1[$dev]:-0} - ${sect0[$dev]:-0}) / 2 ))
 	mm=$(stat -L -c '%t %T' "$dev")
 	mm="$((16#${mm% *})), $((16#${mm#* }))"
 	# @writes[254, 16]: 1536, @max_run_kib[254, 16]: 64, @run_kib[254, 16]: then buckets
@@ -240,18 +251,37 @@ seq_stop() {
 
 # thp_case CASE KIND MEMCG: upstream's tool in each mode, every allocator.
 thp_case() {
-	local c=$1 kind=$2 memcg=$3 a m dev flags log pid n t0 t1 traced=0
+	local c=$1 kind=$2 memcg=$3 a m dev flags log pid n t0 t1 traced=0 shared=0 i k disk=
+	local -A devs
 	[ -x "$thp" ] || { fail "$c" "no $thp"; return; }
-	case $kind in rot*) traced=1 ;; esac
+	case $kind in rot64) disk=rot0 ;; rot72) disk=rot1 ;; esac
+	[ -z "$disk" ] || traced=1
+	# One sequentiality.bt run per mode when every allocator has a
+	# disk of its own (bench/run gives rot0-2.. and rot1-2..), else one per
+	# run on the kind's one disk.
+	if [ $traced -eq 1 ]; then
+		shared=1 i=1
+		for a in $allocs; do
+			[ $i -eq 1 ] || find_disk "$disk-$i" >/dev/null || shared=0
+			i=$((i + 1))
+		done
+	fi
 	for m in $modes; do
 		case $m in a) flags=-a ;; none) flags= ;; as) flags="-a -s" ;; s) flags=-s ;;
 		*) fail "$c" "unknown mode '$m' (a none as s)"; continue ;;
 		esac
+		[ $shared -eq 0 ] || seq_start || true
+		devs=()
+		i=1
 		for a in $allocs; do
-			use $a || return
-			dev=$(swap_dev "$kind") || { fail "$c $a: swap device"; continue; }
+			use $a || { [ -z "$btpid" ] || bpftrace_stop "$btpid"; return; }
+			k=
+			[ $shared -eq 0 ] || [ $i -eq 1 ] || k=$i
+			i=$((i + 1))
+			dev=$(swap_dev "$kind" $k) || { fail "$c $a: swap device"; continue; }
 			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
-			[ $traced -eq 0 ] || seq_start "$dev" || true
+			[ $traced -eq 0 ] || [ $shared -eq 1 ] || seq_start || true
+			[ $traced -eq 0 ] || seq_mark "$dev"
 			log=/tmp/thp-$c-$a-$m.log
 			[ "$memcg" = 0 ] || memcg_enter
 			t0=$(date +%s.%N)
@@ -269,7 +299,11 @@ thp_case() {
 			wait $pid 2>/dev/null
 			t1=$(date +%s.%N)
 			[ "$memcg" = 0 ] || memcg_leave
-			[ $traced -eq 0 ] || seq_stop "$c" $a $m "$dev"
+			if [ $traced -eq 1 ]; then
+				seq_done "$dev"
+				devs[$a]=$dev
+				[ $shared -eq 1 ] || { seq_stop "$c-$a-$m" && seq_row "$c" $a $m "$dev"; }
+			fi
 			n=$(grep -c '^Iteration' "$log")
 			if [ "$n" -lt "$iters" ]; then
 				fail "$c $a $m: thp_swap_allocator_test ran $iters iterations" \
@@ -286,6 +320,11 @@ thp_case() {
 			check_ok $a "$dev" "$c $m"
 			drop_dev "$dev"
 		done
+		if [ $shared -eq 1 ] && seq_stop "$c-$m"; then
+			for a in $allocs; do
+				[ -z "${devs[$a]:-}" ] || seq_row "$c" $a $m "${devs[$a]}"
+			done
+		fi
 	done
 }
 
