@@ -258,21 +258,19 @@ wait_bounded() {
 # bpftrace 0.17 acts on a signal only when it interrupts its epoll_wait():
 # one that lands while it reads events sets a flag its loop never looks at
 # (BPFtrace::poll_perf_events()) and it traces on, as seen here under TCG.
-# So if it is still running 10 s after SIGINT, send SIGTERM every 5 s: the
+# So if it is still running 2 s after SIGINT, send SIGTERM every 2 s: the
 # same handler, and unlike SIGINT (SIG_DFL once the loop has ended) it
-# cannot kill bpftrace while it prints its maps.
+# cannot kill bpftrace while it prints its maps.  60 s in all.
 bpftrace_stop() {
 	local pid=$1 i
 	kill -INT "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }
-	for ((i = 0; i < 20; i++)); do
+	for ((i = 0; i < 120; i++)); do
 		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }
+		if [ $i -ge 4 ] && [ $((i % 4)) -eq 0 ]; then
+			[ $i -gt 4 ] || echo "# bpftrace $pid still running 2 s after SIGINT: sending SIGTERM"
+			kill -TERM "$pid" 2>/dev/null || true
+		fi
 		sleep 0.5
-	done
-	echo "# bpftrace $pid still running 10 s after SIGINT: sending SIGTERM"
-	for ((i = 0; i < 10; i++)); do
-		kill -TERM "$pid" 2>/dev/null || break
-		sleep 5
-		kill -0 "$pid" 2>/dev/null || break
 	done
 	wait_bounded 1 "$pid"
 }
