@@ -275,6 +275,8 @@ while kill -0 "$qpid" 2>/dev/null; do
 	qrc=0
 	wait "$qpid" || qrc=$?
 done
+# The watchdog looks once a second: stop it rather than wait for it.
+kill "$watch" 2>/dev/null || true
 wait "$watch" 2>/dev/null || true
 trap - INT TERM HUP
 if [ $interrupted -eq 1 ]; then
