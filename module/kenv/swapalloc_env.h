@@ -2,7 +2,9 @@
 /*
  * Kernel environment of the swapalloc core: how it reads the swap map and
  * commits, reclaims, holds and discards slots, through the helpers of the
- * swap_alloc patch series.  Everything is called with si->lock held.
+ * swap_alloc patch series.  Everything is called with si->lock held, but
+ * what the fast path calls (swapalloc_env_lock_cluster() to
+ * swapalloc_env_commit_fast()).
  */
 #ifndef _SWAPALLOC_ENV_H
 #define _SWAPALLOC_ENV_H
@@ -56,6 +58,59 @@ static inline bool swapalloc_env_writable(struct swapalloc_env *env)
 {
 	return (env->si->flags & SWP_WRITEOK) &&
 	       env->si->alloc_state == SWAP_ALLOC_BOUND;
+}
+
+/*
+ * The fast path (swapalloc_alloc_fast(), module/core.c) runs without
+ * si->lock, under the lock of one cluster: the one 6.12 keeps in
+ * si->cluster_info, which guards that cluster's swap_map bytes, so that
+ * frees and swap count changes, which take it too, are excluded.  Per-CPU
+ * devices, the only ones with owned clusters, always have cluster_info.
+ */
+static inline void swapalloc_env_lock_cluster(struct swapalloc_env *env,
+					      unsigned long offset)
+{
+	spin_lock(&env->si->cluster_info[offset >> SWAPALLOC_MAX_ORDER].lock);
+}
+
+static inline void swapalloc_env_unlock_cluster(struct swapalloc_env *env,
+						unsigned long offset)
+{
+	spin_unlock(&env->si->cluster_info[offset >> SWAPALLOC_MAX_ORDER].lock);
+}
+
+/*
+ * swapalloc_env_writable() without si->lock, for the fast path under the
+ * cluster lock: swapoff and the unbind change both, then wait for every
+ * fast path in flight with synchronize_rcu().
+ */
+static inline bool swapalloc_env_live(struct swapalloc_env *env)
+{
+	return (READ_ONCE(env->si->flags) & SWP_WRITEOK) &&
+	       READ_ONCE(env->si->alloc_state) == SWAP_ALLOC_BOUND;
+}
+
+/*
+ * Not wired yet: the commit of the fast path (swap_alloc_commit_batch()
+ * under the cluster lock the caller holds, without si->lock and without
+ * swap_range_alloc()) and the accounting the caller does afterwards
+ * under si->lock (swap_range_alloc()) need helpers of a patch still to
+ * be written.  Until then the module never sets ->fast, no cluster is
+ * ever owned, and neither is reached; each warns if it is.
+ */
+static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
+					    unsigned long start, unsigned long end,
+					    int order, unsigned char usage,
+					    int nr, swp_entry_t *slots)
+{
+	WARN_ON_ONCE(1);
+	return 0;
+}
+
+static inline void swapalloc_env_account(struct swapalloc_env *env,
+					 unsigned long offset, unsigned long nr)
+{
+	WARN_ON_ONCE(1);
 }
 
 static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
