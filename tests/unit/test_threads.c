@@ -21,7 +21,8 @@
  *    synchronize_rcu() waits for them).
  *
  * Every slot handed out is claimed in an owner array with a
- * compare-and-swap: a slot handed out twice fails the test at once.
+ * compare-and-swap: a slot handed out twice fails the test at once.  The
+ * worker also runs swapalloc_check() now and then while all this goes on.
  * After the threads are done, swapalloc_check() and the environment's
  * accounting (sim_check()) must hold, the owner array must match the swap
  * map slot for slot, and once everything is freed nothing may be left in
@@ -70,6 +71,7 @@ struct run {
 	long cache_live;		/* slots the cache thread has cached */
 	unsigned long double_claims, reclaimed, rebinds, allocated;
 	unsigned long fast;		/* entries from swapalloc_alloc_fast() */
+	unsigned long checks;		/* swapalloc_check() runs while running */
 };
 
 struct thread {
@@ -246,17 +248,32 @@ static void *cacher(void *arg)
 	return NULL;
 }
 
-/* main.c's work items: background reclaim, discards. */
+/*
+ * main.c's work items: background reclaim, discards; and now and then a
+ * full swapalloc_check() while everything else runs, fast paths included
+ * (a rebuild, which lets go of the lock half done, is waited for).
+ */
 static void *worker(void *arg)
 {
 	struct thread *t = arg;
 	struct run *r = t->r;
+	unsigned long n = 0;
+	char buf[256];
 
 	shim_cpu = t->cpu;
 	while (!stopping(r)) {
 		sim_reclaim_work(&r->s);
 		if (r->s.dev.discards)
 			sim_discard_work(&r->s);
+		if (!(++n % 2)) {
+			pthread_rwlock_rdlock(&r->bind);
+			sim_lock(&r->s.sd);
+			if (swapalloc_check(&r->s.dev, buf, sizeof(buf)))
+				run_fail(r, "check while running: %s", buf);
+			sim_unlock(&r->s.sd);
+			pthread_rwlock_unlock(&r->bind);
+			__atomic_fetch_add(&r->checks, 1, __ATOMIC_RELAXED);
+		}
 		usleep(200);
 	}
 	return NULL;
@@ -271,6 +288,9 @@ static void *rebinder(void *arg)
 	shim_cpu = t->cpu;
 	while (!stopping(r)) {
 		usleep(2000 + rand_r(&t->seed) % 3000);
+		/* No last rebuild after the others stop: it would hide their state. */
+		if (stopping(r))
+			break;
 		pthread_rwlock_wrlock(&r->bind);
 		sim_rebind(&r->s);
 		pthread_rwlock_unlock(&r->bind);
@@ -357,11 +377,11 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	/* A WARN_ON in the core is a broken invariant, though the run went on. */
 	T_EQ(shim_warnings, 0);
 	if (t_verbose)
-		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu slots reclaimed, %lu rebinds, %llu owned, %llu revoked, %llu folded\n",
+		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu slots reclaimed, %lu rebinds, %lu checks, %llu owned, %llu revoked, %llu folded\n",
 		       swapalloc_policy_name(policy), discard ? " discard" : "",
 		       placement == SA_PLACE_ANTIFRAG ? " antifrag" : "",
 		       fast ? " fast" : "", clusters, r->allocated, r->fast, r->reclaimed,
-		       r->rebinds, (unsigned long long)r->s.dev.stats.owned,
+		       r->rebinds, r->checks, (unsigned long long)r->s.dev.stats.owned,
 		       (unsigned long long)r->s.dev.stats.revoked,
 		       (unsigned long long)r->s.dev.stats.folded);
 	T_ASSERT(r->allocated > t_iters / 4);
