@@ -91,26 +91,26 @@ static inline bool swapalloc_env_live(struct swapalloc_env *env)
 }
 
 /*
- * Not wired yet: the commit of the fast path (swap_alloc_commit_batch()
- * under the cluster lock the caller holds, without si->lock and without
- * swap_range_alloc()) and the accounting the caller does afterwards
- * under si->lock (swap_range_alloc()) need helpers of a patch still to
- * be written.  Until then the module never sets ->fast, no cluster is
- * ever owned, and neither is reached; each warns if it is.
+ * The commit of the fast path: swap_alloc_commit_batch() under the cluster
+ * lock the caller holds (swapalloc_env_lock_cluster()), without si->lock
+ * and without the accounting, which swapalloc_env_account() does
+ * afterwards under si->lock.  Commits nothing once swapoff or an unbind
+ * has begun; both wait for the fast path with synchronize_rcu().
  */
 static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 					    unsigned long start, unsigned long end,
 					    int order, unsigned char usage,
 					    int nr, swp_entry_t *slots)
 {
-	WARN_ON_ONCE(1);
-	return 0;
+	return swap_alloc_commit_fast(env->si, start, end, order, usage, nr,
+				      slots);
 }
 
+/* swap_range_alloc() of a range the fast path committed; si->lock held. */
 static inline void swapalloc_env_account(struct swapalloc_env *env,
 					 unsigned long offset, unsigned long nr)
 {
-	WARN_ON_ONCE(1);
+	swap_alloc_account(env->si, offset, nr);
 }
 
 static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
