@@ -21,10 +21,12 @@
 # held fast path: tests/kmod/sa_fast_hold.ko holds one fast allocation
 # on the disk at the return of swapalloc_alloc_fast(), slots committed
 # but not accounted, until swapoff (then, second case, a policy switch to
-# builtin: the unbind) has begun, and then 2 s more, watching whether the
+# builtin: the unbind) has begun, and then 4 s more, watching whether the
 # other side gets past try_to_unuse() or the rebuild meanwhile.  It must
 # not: both wait for the fast path with synchronize_rcu().  The writer
-# runs on CPU 0, swapoff and the switch on CPU 1.
+# runs on CPU 0, swapoff and the switch on CPU 1; it is small for the
+# swapoff (16M runs paged out by MADV_PAGEOUT), so that try_to_unuse()
+# would be over within the 4 s if swapoff did not wait.
 #
 # rmmod under the writer: the module goes with the writer running on the
 # zram device; the writer's data still reads back.
@@ -76,11 +78,18 @@ verify_run() {
 	fi
 }
 
-# writer_start / writer_stop NAME: swapverify in a loop on CPU 0, in the cgroup.
+# writer_start [small] / writer_stop NAME: swapverify in a loop on CPU 0,
+# in the cgroup; small: 16M runs outside it, paged out by MADV_PAGEOUT
+# alone, so that swapoff has little to bring back.
 writer_start() {
 	rm -f /tmp/stop /tmp/writer.log /tmp/writer.runs
-	repeat_until_stop /tmp/writer.log /tmp/writer.runs \
-		"${in_memcg[@]}" "$cg" taskset -c 0 "$verify" -q -s 96M -c 32M -i 1 &
+	if [ "${1:-}" = small ]; then
+		repeat_until_stop /tmp/writer.log /tmp/writer.runs \
+			taskset -c 0 "$verify" -q -s 16M -c 4M -i 1 &
+	else
+		repeat_until_stop /tmp/writer.log /tmp/writer.runs \
+			"${in_memcg[@]}" "$cg" taskset -c 0 "$verify" -q -s 96M -c 32M -i 1 &
+	fi
 	wpid=$!
 }
 writer_stop() {
@@ -152,7 +161,7 @@ note "fast tables: $zn $(tail -n 1 "$SA_DBG/$zn/fast"); $dn $(tail -n 1 "$SA_DBG
 swapoff "$Z" && swapoff "$D" && swapon -p 1 "$Z" && swapon -p 10 "$D" ||
 	fail "swapon for the holds"
 IFS=: read -r maj min < "/sys/block/$dn/dev"
-must insmod "$hold" major="$maj" minor="$min" cpu=0 || finish
+must insmod "$hold" major="$maj" minor="$min" cpu=0 linger_ms=4000 || finish
 
 # held NAME CMD...: arm the hold, wait for it to begin under the writer,
 # run CMD (on this CPU, 1) and check what the hold saw.
@@ -186,7 +195,7 @@ held() {
 		fail "$name: waited for the held fast path" "overtaken $ov0 -> $ov"
 }
 
-writer_start
+writer_start small
 sleep 3
 held "held swapoff" swapoff "$D"
 swapon -p 10 "$D" || fail "swapon after held swapoff"
