@@ -25,8 +25,12 @@
 # other side gets past try_to_unuse() or the rebuild meanwhile.  It must
 # not: both wait for the fast path with synchronize_rcu().  The writer
 # runs on CPU 0, swapoff and the switch on CPU 1; it is small for the
-# swapoff (16M runs paged out by MADV_PAGEOUT), so that try_to_unuse()
-# would be over within the 4 s if swapoff did not wait.
+# swapoff (16M runs of 64K folios paged out by MADV_PAGEOUT), so that
+# try_to_unuse() would be over within the 4 s if swapoff did not wait,
+# and the allocation held there is a 64K one: an order-0 one is a slot
+# cache refill, under the mutex that swapoff's drain of the slot caches
+# takes before try_to_unuse(), so it would hide a swapoff that does not
+# wait for the fast path.
 #
 # rmmod under the writer: the module goes with the writer running on the
 # zram device; the writer's data still reads back.
@@ -79,13 +83,13 @@ verify_run() {
 }
 
 # writer_start [small] / writer_stop NAME: swapverify in a loop on CPU 0,
-# in the cgroup; small: 16M runs outside it, paged out by MADV_PAGEOUT
-# alone, so that swapoff has little to bring back.
+# in the cgroup; small: 16M runs of 64K folios outside it, paged out by
+# MADV_PAGEOUT alone, so that swapoff has little to bring back.
 writer_start() {
 	rm -f /tmp/stop /tmp/writer.log /tmp/writer.runs
 	if [ "${1:-}" = small ]; then
 		repeat_until_stop /tmp/writer.log /tmp/writer.runs \
-			taskset -c 0 "$verify" -q -s 16M -c 4M -i 1 &
+			taskset -c 0 "$verify" -q -s 16M -c 4M -f 64k -i 1 &
 	else
 		repeat_until_stop /tmp/writer.log /tmp/writer.runs \
 			"${in_memcg[@]}" "$cg" taskset -c 0 "$verify" -q -s 96M -c 32M -i 1 &
@@ -195,11 +199,14 @@ held() {
 		fail "$name: waited for the held fast path" "overtaken $ov0 -> $ov"
 }
 
+mthp_enable 64 || fail "64K mTHP enabled"
 writer_start small
 sleep 3
+echo 4 > "$prm/min_order"
 held "held swapoff" swapoff "$D"
 swapon -p 10 "$D" || fail "swapon after held swapoff"
 sleep 3
+echo 0 > "$prm/min_order"
 held "held unbind" sa_policy "$dn" builtin
 writer_stop "held fast path"
 dmesg | grep 'sa_fast_hold: held' | sed 's/^/# /'

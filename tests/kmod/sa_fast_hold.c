@@ -8,8 +8,9 @@
  *
  * A kretprobe on swapalloc_alloc_fast() (module/core.c; swapalloc must be
  * loaded first) waits, once armed and only once, at the return of the
- * first call on CPU C (default 0) for the swap device M:N that committed
- * entries: their slots
+ * first call on CPU C (default 0) for the swap device M:N, of order
+ * min_order or more (default 0, writable), that committed entries: their
+ * slots
  * are in swap_map but not accounted yet, and the caller, ->alloc_fast(),
  * runs inside rcu_read_lock() with preemption disabled and no lock held.
  * It waits until swapoff has cleared SWP_WRITEOK or an unbind has left
@@ -23,6 +24,12 @@
  *
  * The wait is a bounded busy-wait with preemption disabled: the suite runs
  * swapoff and the unbind on another CPU.
+ *
+ * An order-0 fast allocation is a swap slot cache refill, made with the
+ * CPU's cache->alloc_lock held, which swapoff takes too before
+ * try_to_unuse() (disable_swap_slots_cache_lock() drains every CPU's
+ * cache): only a large folio's allocation, made without that mutex, shows
+ * whether swapoff waits for the fast path itself.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,6 +59,9 @@ MODULE_PARM_DESC(hold_ms, "longest wait for swapoff or an unbind, in millisecond
 static uint sa_fh_linger_ms = 2000;
 module_param_named(linger_ms, sa_fh_linger_ms, uint, 0444);
 MODULE_PARM_DESC(linger_ms, "how long to hold on after that, in milliseconds (at most 5000)");
+static int sa_fh_min_order;
+module_param_named(min_order, sa_fh_min_order, int, 0644);
+MODULE_PARM_DESC(min_order, "hold only allocations of this order or more");
 static int sa_fh_armed;
 module_param_named(armed, sa_fh_armed, int, 0644);
 MODULE_PARM_DESC(armed, "write 1 to hold the next fast allocation that commits");
@@ -79,23 +89,32 @@ static bool sa_fh_passed(struct swap_info_struct *si)
 	       READ_ONCE(si->alloc_state) == SWAP_ALLOC_NONE;
 }
 
+/* What the return handler needs of swapalloc_alloc_fast()'s arguments. */
+struct sa_fh_call {
+	struct swapalloc_dev *dev;
+	int order;
+};
+
 static int sa_fh_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	*(struct swapalloc_dev **)ri->data =
-		(struct swapalloc_dev *)regs_get_kernel_argument(regs, 0);
+	struct sa_fh_call *call = (struct sa_fh_call *)ri->data;
+
+	call->dev = (struct swapalloc_dev *)regs_get_kernel_argument(regs, 0);
+	call->order = (int)regs_get_kernel_argument(regs, 1);
 	return 0;
 }
 
 static int sa_fh_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct swapalloc_dev *dev = *(struct swapalloc_dev **)ri->data;
-	struct swap_info_struct *si = dev->env.si;
+	struct sa_fh_call *call = (struct sa_fh_call *)ri->data;
+	struct swap_info_struct *si = call->dev->env.si;
 	int n = (int)regs_return_value(regs);
 	bool opened, overtaken = false;
 	u64 end;
 
 	/* Preemption is disabled: the CPU cannot change under us. */
 	if (!READ_ONCE(sa_fh_armed) || n <= 0 ||
+	    call->order < READ_ONCE(sa_fh_min_order) ||
 	    raw_smp_processor_id() != sa_fh_cpu || !si->bdev ||
 	    si->bdev->bd_dev != MKDEV(sa_fh_major, sa_fh_minor))
 		return 0;
@@ -120,7 +139,8 @@ static int sa_fh_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		}
 	}
 	/* Printed after the hold: printk in the window would only widen it. */
-	pr_info("held a fast allocation of %d entries: %s, %s\n", n,
+	pr_info("held a fast allocation of %d entries of order %d: %s, %s\n",
+		n, call->order,
 		opened ? "the device left" : "the device stayed",
 		overtaken ? "overtaken" : "not overtaken");
 	return 0;
@@ -130,7 +150,7 @@ static struct kretprobe sa_fh_kretprobe = {
 	.kp.symbol_name	= "swapalloc_alloc_fast",
 	.entry_handler	= sa_fh_entry,
 	.handler	= sa_fh_ret,
-	.data_size	= sizeof(struct swapalloc_dev *),
+	.data_size	= sizeof(struct sa_fh_call),
 	.maxactive	= 16,
 };
 
