@@ -342,6 +342,30 @@ static int swapalloc_discard_show(struct seq_file *m, void *v)
 
 DEFINE_SWAPALLOC_TABLE(swapalloc_discard);
 
+/* The lockless fast path (fast=1): entries it served, owned clusters. */
+static int swapalloc_fast_show(struct seq_file *m, void *v)
+{
+	struct swapalloc_rec *rec = m->private;
+	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_kdev *kdev;
+	struct swapalloc_stats *st;
+
+	spin_lock(&si->lock);
+	kdev = swapalloc_rec_kdev(rec, si);
+	if (!kdev) {
+		spin_unlock(&si->lock);
+		return -ENODEV;
+	}
+	st = &kdev->core.stats;
+	seq_puts(m, "enabled entries owned revoked folded\n");
+	seq_printf(m, "%s %llu %llu %llu %llu\n", kdev->core.fast ? "yes" : "no",
+		   st->fast, st->owned, st->revoked, st->folded);
+	spin_unlock(&si->lock);
+	return 0;
+}
+
+DEFINE_SWAPALLOC_TABLE(swapalloc_fast);
+
 static int swapalloc_place_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_rec *rec = m->private;
@@ -429,6 +453,7 @@ void swapalloc_debugfs_add(struct swapalloc_rec *rec)
 	debugfs_create_file("alloc", 0444, dir, rec, &swapalloc_alloc_fops);
 	debugfs_create_file("reclaim", 0444, dir, rec, &swapalloc_reclaim_fops);
 	debugfs_create_file("discard", 0444, dir, rec, &swapalloc_discard_fops);
+	debugfs_create_file("fast", 0444, dir, rec, &swapalloc_fast_fops);
 	debugfs_create_file("place", 0444, dir, rec, &swapalloc_place_fops);
 	debugfs_create_file("cursors", 0444, dir, rec, &swapalloc_cursors_fops);
 }

@@ -7,9 +7,12 @@
  * of the first allocation made in it and from then on serves that order
  * (order 0 may borrow its free slots, see below) until it is empty again.
  *
- * Every function here is called with the device lock held (si->lock in
- * the kernel) and keeps all state consistent whenever it lets go of it,
- * which only swapalloc_env_reclaim() and the discard path do.
+ * Every function here but swapalloc_alloc_fast() is called with the
+ * device lock held (si->lock in the kernel) and keeps all state consistent
+ * whenever it lets go of it, which only swapalloc_env_reclaim() and the
+ * discard path do.  On a device with ->fast set, a CPU's current cluster
+ * may instead be on no list at all, owned by that CPU's fast path, which
+ * allocates in it under the cluster lock alone (see "Owned clusters").
  */
 #include <swapalloc/core.h>
 #include <swapalloc_env.h>
@@ -74,6 +77,7 @@ static const char * const sa_list_names[SA_NR_LISTS] = {
 	[SA_LIST_FRAG] = "frag",
 	[SA_LIST_FULL] = "full",
 	[SA_LIST_DISCARD] = "discard",
+	[SA_LIST_OWNED] = "owned",
 };
 
 static const char * const sa_src_names[SA_NR_SRCS] = {
@@ -164,15 +168,16 @@ static void sa_set_cursor(struct swapalloc_dev *dev, struct swapalloc_cursor *cu
 {
 	unsigned long old = cur->next[order];
 
+	/* WRITE_ONCE(): swapalloc_alloc_fast() reads it without the lock. */
 	if (old && next && old / SA_CLUSTER_SLOTS == next / SA_CLUSTER_SLOTS) {
-		cur->next[order] = next;
+		WRITE_ONCE(cur->next[order], next);
 		return;
 	}
 	if (old)
 		sa_cluster(dev, old)->cursors--;
 	if (next)
 		sa_cluster(dev, next)->cursors++;
-	cur->next[order] = next;
+	WRITE_ONCE(cur->next[order], next);
 }
 
 /* Every cursor to none; the rebuild zeroes the clusters' counts. */
@@ -186,7 +191,7 @@ static void sa_reset_cursors(struct swapalloc_dev *dev)
 		return;
 	for_each_possible_cpu(cpu)
 		for (o = 0; o < SA_NR_ORDERS; o++)
-			per_cpu_ptr(dev->pcp, cpu)->next[o] = 0;
+			WRITE_ONCE(per_cpu_ptr(dev->pcp, cpu)->next[o], 0);
 }
 
 #include "place.c"
@@ -229,6 +234,7 @@ int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
 	INIT_LIST_HEAD(&dev->free);
 	INIT_LIST_HEAD(&dev->full);
 	INIT_LIST_HEAD(&dev->discard);
+	INIT_LIST_HEAD(&dev->owned);
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		INIT_LIST_HEAD(&dev->nonfull[o]);
 		INIT_LIST_HEAD(&dev->frag[o]);
@@ -295,7 +301,8 @@ static void sa_interleave_free(struct swapalloc_dev *dev)
  * swapalloc_dev_rebuild() - build the lists from the swap map
  * @dev: an initialised device
  *
- * Called when binding, with no allocation in flight.  Clusters in use get
+ * Called when binding, with no allocation in flight, the fast path's
+ * included (no CPU owns a cluster afterwards).  Clusters in use get
  * order 0: which order their entries were allocated for is not recorded
  * in the swap map.  Free clusters are listed in offset order on a
  * rotational disk, so that it is written from its start, and spread over
@@ -314,9 +321,11 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 	INIT_LIST_HEAD(&dev->free);
 	INIT_LIST_HEAD(&dev->full);
 	INIT_LIST_HEAD(&dev->discard);
+	INIT_LIST_HEAD(&dev->owned);
 	dev->nr_free = 0;
 	dev->nr_full = 0;
 	dev->nr_discard = 0;
+	dev->nr_owned = 0;
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		INIT_LIST_HEAD(&dev->nonfull[o]);
 		INIT_LIST_HEAD(&dev->frag[o]);
@@ -333,6 +342,9 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		ci->cursors = 0;
 		ci->order = 0;
 		ci->discarding = false;
+		ci->owner = NULL;
+		ci->pending_free = 0;
+		ci->fast_next = 0;
 		ci->list = sa_list_for_count(ci);
 		(*swapalloc_list_counter(dev, ci->list, 0))++;
 		list_add_tail(&ci->node, swapalloc_list_head(dev, ci->list, 0));
@@ -412,6 +424,161 @@ static void sa_account_alloc(struct swapalloc_dev *dev,
 }
 
 /*
+ * A cluster that has just lost its last used slot: to the discard list on
+ * discard devices (its slots held until the discard work is done), to the
+ * free list otherwise.
+ */
+static void sa_emptied(struct swapalloc_dev *dev, struct swapalloc_cluster *ci)
+{
+	if (dev->discards && !dev->quiescing &&
+	    swapalloc_env_writable(&dev->env) &&
+	    swapalloc_env_hold(&dev->env, sa_start(dev, ci), SA_CLUSTER_SLOTS)) {
+		sa_move(dev, ci, SA_LIST_DISCARD);
+		swapalloc_env_kick_discard(&dev->env);
+		return;
+	}
+	sa_move(dev, ci, SA_LIST_FREE);
+	ci->order = 0;
+}
+
+/*
+ * Owned clusters (devices with ->fast set, per-CPU cursors only).
+ *
+ * When a CPU's cursor for an order settles in a cluster that no other
+ * cursor is in, the cluster leaves every list (SA_LIST_OWNED): no scan
+ * reaches it, and that CPU's swapalloc_alloc_fast() allocates in it under
+ * the cluster lock alone, from ->fast_next on, adding to ->count.  The
+ * rest of the cluster's state stays under si->lock:
+ *
+ *  - A free into it (swapalloc_free(): si->lock held, not the cluster
+ *    lock) adds to ->pending_free instead of taking from ->count, which
+ *    belongs to the fast path.  ->count is then an upper bound of the slots
+ *    in use, which can only make the fast path stop early; it commits only
+ *    slots the swap map shows free, under the cluster lock.
+ *  - The owner's slow path gives the cluster back before it does anything
+ *    else (sa_unown()): pending frees folded in under both locks, the
+ *    cursor moved to where the fast path got to, the cluster back on the
+ *    list its count calls for.  The locked code below thus never meets an
+ *    owned cluster of the CPU it runs for, and the slow path takes
+ *    ownership again of wherever the cursor ends up (sa_own()).
+ *  - When nothing free is left, an allocation takes every owned cluster
+ *    back (sa_revoke()).  ->owner is cleared under both locks, and the
+ *    fast path checks it under the cluster lock before it commits.
+ *
+ * Clusters of the largest order are never owned: one entry fills them.
+ */
+
+/*
+ * Take @ci from its owner: fold its pending frees in and put it back on the
+ * list its count calls for.  Returns where the owner's fast path would
+ * have gone on, 0 if nowhere.
+ */
+static unsigned long sa_give_back(struct swapalloc_dev *dev,
+				  struct swapalloc_cluster *ci)
+{
+	unsigned long start = sa_start(dev, ci), next = 0;
+	unsigned int pending = ci->pending_free;
+
+	swapalloc_env_lock_cluster(&dev->env, start);
+	ci->owner = NULL;
+	if (WARN_ON_ONCE(pending > ci->count))
+		pending = ci->count;
+	ci->count -= pending;
+	if (start + ci->fast_next < sa_end(dev, ci))
+		next = start + ci->fast_next;
+	swapalloc_env_unlock_cluster(&dev->env, start);
+
+	/* Not owned any more: ->count is under si->lock again. */
+	ci->pending_free = 0;
+	sa_count(&dev->stats.folded, pending);
+	if (!ci->count)
+		sa_emptied(dev, ci);
+	else
+		sa_move(dev, ci, sa_list_for_count(ci));
+	return next;
+}
+
+/*
+ * The slow path of @cur for @order begins: if @cur owns the cluster its
+ * cursor is in, give it back, the cursor where the fast path got to.
+ */
+static void sa_unown(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
+		     int order)
+{
+	unsigned long from = cur->next[order];
+	struct swapalloc_cluster *ci;
+
+	if (!from || from >= dev->max)
+		return;
+	ci = sa_cluster(dev, from);
+	if (ci->list != SA_LIST_OWNED)
+		return;
+	/* Only the owner's cursor is ever in an owned cluster. */
+	if (WARN_ON_ONCE(ci->owner != cur))
+		return;
+	sa_set_cursor(dev, cur, order, sa_give_back(dev, ci));
+}
+
+/*
+ * The slow path of @cur for @order left the cursor in a cluster: own it,
+ * unless another cursor is in it too (a cluster taken back from its owner
+ * by sa_revoke(), whose cursor is still there).
+ */
+static void sa_own(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
+		   int order)
+{
+	unsigned long next = cur->next[order], start;
+	struct swapalloc_cluster *ci;
+
+	if (!dev->fast || dev->policy != SA_POLICY_PERCPU || !next ||
+	    order >= SA_CLUSTER_ORDER)
+		return;
+	ci = sa_cluster(dev, next);
+	if ((ci->list != SA_LIST_NONFULL && ci->list != SA_LIST_FRAG) ||
+	    ci->order != order || ci->cursors != 1)
+		return;
+	start = sa_start(dev, ci);
+	sa_move(dev, ci, SA_LIST_OWNED);
+	ci->pending_free = 0;
+	swapalloc_env_lock_cluster(&dev->env, start);
+	ci->fast_next = next - start;
+	ci->owner = cur;
+	swapalloc_env_unlock_cluster(&dev->env, start);
+	sa_count(&dev->stats.owned, 1);
+}
+
+/*
+ * Nothing free is left: take every owned cluster back from its owner, so
+ * that the scans of other CPUs' clusters can reach them.  Returns whether
+ * there was any.
+ */
+static bool sa_revoke(struct swapalloc_dev *dev)
+{
+	struct swapalloc_cluster *ci;
+	bool any = false;
+
+	while (!list_empty(&dev->owned)) {
+		ci = list_first_entry(&dev->owned, struct swapalloc_cluster, node);
+		sa_give_back(dev, ci);
+		sa_count(&dev->stats.revoked, 1);
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * May the locked paths allocate @nr slots in @ci?  Not in a cluster being
+ * discarded, nor in one a CPU owns (its ->count belongs to the owner's
+ * fast path, and is not read here), nor beyond its count.
+ */
+static inline bool sa_may_alloc_in(struct swapalloc_cluster *ci,
+				   unsigned int nr)
+{
+	return ci->list != SA_LIST_DISCARD && ci->list != SA_LIST_OWNED &&
+	       ci->count + nr <= SA_CLUSTER_SLOTS;
+}
+
+/*
  * Try to allocate 1 << @order slots in cluster @ci, scanning aligned
  * positions from @from (a slot in @ci) to the cluster's end.  On success
  * returns the offset and sets *@next to where the cursor should go on.
@@ -429,7 +596,7 @@ static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
 	bool reclaim;
 
 	*next = 0;
-	if (ci->list == SA_LIST_DISCARD || ci->count + nr > SA_CLUSTER_SLOTS)
+	if (!sa_may_alloc_in(ci, nr))
 		return 0;
 
 	for (off = ALIGN(from, nr); off + nr <= end; off += nr) {
@@ -437,9 +604,11 @@ static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
 			continue;
 		if (reclaim && !sa_reclaim_range(dev, off, nr))
 			continue;
-		/* The lock may have been dropped: recheck the cluster. */
-		if (ci->list == SA_LIST_DISCARD ||
-		    ci->count + nr > SA_CLUSTER_SLOTS)
+		/*
+		 * The lock may have been dropped: recheck the cluster, which
+		 * another CPU may even have taken ownership of meanwhile.
+		 */
+		if (!sa_may_alloc_in(ci, nr))
 			return 0;
 		if (!swapalloc_env_commit(&dev->env, off, order, usage))
 			return 0;
@@ -696,25 +865,29 @@ void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 }
 
 /*
- * The fast path of a batch: as many entries as the cursor's cluster has
- * free, up to @nr, from the cursor on, committed under one cluster lock.
- * Returns how many; 0 if the cursor has no cluster of @order, or no
- * free range is left in it after the cursor.
+ * The fast path of a batch under si->lock: as many entries as the cursor's
+ * cluster has free, up to @nr, from the cursor on, committed under one
+ * cluster lock.  Returns how many; 0 if the cursor has no cluster of
+ * @order, or no free range is left in it after the cursor.  A cluster
+ * @cur owns is given back first, and owned again afterwards.
  */
 static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
 				 struct swapalloc_cursor *cur, int order,
 				 unsigned char usage, int nr,
 				 swp_entry_t *slots)
 {
-	unsigned long from = cur->next[order], size = 1UL << order, end, last;
+	unsigned long from, size = 1UL << order, end, last;
 	struct swapalloc_cluster *ci;
 	int n, i;
 
+	sa_unown(dev, cur, order);
+	from = cur->next[order];
 	if (!from || from >= dev->max)
 		return 0;
 	ci = sa_cluster(dev, from);
+	/* Owned by another cursor: cannot be (sa_unown() warns), but never count it. */
 	if (ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD ||
-	    ci->order != order)
+	    ci->list == SA_LIST_OWNED || ci->order != order)
 		return 0;
 	nr = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
 	end = sa_end(dev, ci);
@@ -737,8 +910,123 @@ static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
 	sa_set_cursor(dev, cur, order,
 		      ci->count < SA_CLUSTER_SLOTS && last + 2 * size <= end ?
 		      last + size : 0);
+	sa_own(dev, cur, order);
 	sa_after_alloc(dev, n << order);
 	return n;
+}
+
+/**
+ * swapalloc_alloc_fast() - allocate from this CPU's owned cluster, unlocked
+ * @dev: the device, ->fast set; si->lock NOT held
+ * @order: each entry is 1 << @order slots
+ * @usage: the swap map value, as for swapalloc_alloc()
+ * @nr: how many entries at most
+ * @slots: where they go
+ *
+ * The fast path of a slot cache refill or a large folio's entry: up to @nr
+ * entries from the cluster the calling CPU's cursor for @order owns, from
+ * where its last fast allocation stopped, committed and counted under
+ * that cluster's lock alone.  Returns 0, and leaves everything to the
+ * slow path (swapalloc_alloc_batch() or swapalloc_alloc() under
+ * si->lock), whenever anything is not simple: a device without ->fast or
+ * with a global cursor, no owned cluster for @order, a cluster taken back
+ * by another CPU (sa_revoke()), nothing free after the position, or a
+ * device no longer writable or bound.  Fewer than @nr is not a failure:
+ * the slow path serves the rest, and folds the frees pending in the
+ * cluster when it gives the cluster back.
+ *
+ * What it committed is not accounted yet: the caller takes si->lock once
+ * and calls swapalloc_alloc_fast_done() with the same entries, before it
+ * hands them out and before it leaves its RCU read-side section.
+ *
+ * Context: preemption disabled (the per-CPU cursor), inside
+ * rcu_read_lock(): swapoff and the unbind clear what
+ * swapalloc_env_live() checks, then wait for every fast path in flight
+ * with synchronize_rcu() before they scan the map or rebuild.
+ * Return: the number of entries committed.
+ */
+int swapalloc_alloc_fast(struct swapalloc_dev *dev, int order,
+			 unsigned char usage, int nr, swp_entry_t *slots)
+{
+	unsigned long from, start, end, size, last;
+	struct swapalloc_cursor *cur;
+	struct swapalloc_cluster *ci;
+	int n = 0;
+
+	if (!dev->fast || dev->policy != SA_POLICY_PERCPU || order < 0 ||
+	    order >= SA_CLUSTER_ORDER || nr <= 0)
+		return 0;
+	cur = this_cpu_ptr(dev->pcp);
+	/* Written under si->lock; ->owner, under the cluster lock, decides. */
+	from = READ_ONCE(cur->next[order]);
+	if (!from || from >= dev->max)
+		return 0;
+	ci = sa_cluster(dev, from);
+	start = sa_start(dev, ci);
+	end = sa_end(dev, ci);
+	size = 1UL << order;
+
+	swapalloc_env_lock_cluster(&dev->env, start);
+	/*
+	 * Owned by this cursor, or revoked, given back or never owned.
+	 * ->order does not change while the cluster is owned, and ->owner
+	 * only changes under this lock, so both hold until the unlock.
+	 */
+	if (ci->owner != cur || ci->order != order)
+		goto out;
+	if (!swapalloc_env_live(&dev->env))
+		goto out;
+	from = start + ci->fast_next;
+	/* Pending frees are still in ->count: at worst this stops early. */
+	nr = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
+	if (nr <= 0 || from + size > end)
+		goto out;
+	n = swapalloc_env_commit_fast(&dev->env, from, end, order, usage, nr,
+				      slots);
+	if (!n) {
+		/* Nothing free after the position: the slow path's turn. */
+		ci->fast_next = SA_CLUSTER_SLOTS;
+		goto out;
+	}
+	ci->count += n << order;
+	last = swp_offset(slots[n - 1]);
+	ci->fast_next = last + 2 * size <= end ? last + size - start :
+			SA_CLUSTER_SLOTS;
+out:
+	swapalloc_env_unlock_cluster(&dev->env, start);
+	return n;
+}
+
+/**
+ * swapalloc_alloc_fast_done() - account what swapalloc_alloc_fast() committed
+ * @dev: the device, si->lock held
+ * @order: as passed to swapalloc_alloc_fast()
+ * @n: the entries it returned
+ * @slots: those entries
+ *
+ * What 6.12 keeps under si->lock (inuse_pages and the bounds of
+ * swap_range_alloc(), through swapalloc_env_account()) and the core's own
+ * statistics and after-allocation work, once per refill instead of once
+ * per cluster search.
+ */
+void swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
+			       const swp_entry_t *slots)
+{
+	int i;
+
+	if (n <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		swapalloc_env_account(&dev->env, swp_offset(slots[i]),
+				      1UL << order);
+		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
+				      SA_SRC_CURSOR);
+	}
+	sa_count(&dev->stats.order[order].requests, n);
+	sa_count(&dev->stats.order[order].success, n);
+	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);
+	sa_count(&dev->stats.fast, n);
+	sa_after_alloc(dev, n << order);
 }
 
 /**
@@ -811,7 +1099,7 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 	unsigned long off = 0, next = 0, from;
 	unsigned int limit, waits = 0;
 	swp_entry_t slot;
-	bool retried = false, owned;
+	bool retried = false, revoked = false, owned;
 	enum swapalloc_src src;
 
 	if (order < 0 || order >= SA_NR_ORDERS)
@@ -884,6 +1172,18 @@ again:
 			WARN_ON_ONCE(1);
 			break;
 		}
+	}
+
+	/*
+	 * Nothing free is left, but clusters other CPUs own may have room:
+	 * take them all back, once per allocation, and start over.  Their
+	 * owners' cursors are still in them, so the scans reach them only in
+	 * the passes over other CPUs' current clusters below.
+	 */
+	if (dev->nr_owned && !revoked) {
+		revoked = true;
+		sa_revoke(dev);
+		goto again;
 	}
 
 	/*
@@ -964,6 +1264,7 @@ done:
 	sa_count(&dev->stats.order[order].src[src], 1);
 	trace_swapalloc_alloc(dev, order, off, src);
 	sa_set_cursor(dev, cur, order, next);
+	sa_own(dev, cur, order);
 	sa_after_alloc(dev, 1U << order);
 	return off;
 }
@@ -1014,7 +1315,9 @@ int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
  *
  * A cluster that empties goes to the free list, or to the discard list on
  * discard devices (its slots held until the discard worker is done).  A
- * full or frag cluster that gets a free slot moves to nonfull again.
+ * full or frag cluster that gets a free slot moves to nonfull again.  A
+ * cluster a CPU owns stays off the lists: the free pends until its owner
+ * gives it back (sa_give_back()).
  */
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr)
@@ -1033,22 +1336,24 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 	if (unlikely(dev->place.nr_kept))
 		sa_place_note_free(dev, offset, nr);
 	ci = sa_cluster(dev, offset);
+	if (ci->list == SA_LIST_OWNED) {
+		/*
+		 * ->count belongs to the owner's fast path (the cluster lock,
+		 * which is not held here): the owner folds this in when it
+		 * gives the cluster back.
+		 */
+		if (WARN_ON_ONCE(ci->pending_free + nr > SA_CLUSTER_SLOTS))
+			return;
+		ci->pending_free += nr;
+		return;
+	}
 	if (WARN_ON_ONCE(ci->count < nr || ci->list == SA_LIST_FREE ||
 			 ci->list == SA_LIST_DISCARD))
 		return;
 
 	ci->count -= nr;
 	if (!ci->count) {
-		if (dev->discards && !dev->quiescing &&
-		    swapalloc_env_writable(&dev->env) &&
-		    swapalloc_env_hold(&dev->env, sa_start(dev, ci),
-				       SA_CLUSTER_SLOTS)) {
-			sa_move(dev, ci, SA_LIST_DISCARD);
-			swapalloc_env_kick_discard(&dev->env);
-			return;
-		}
-		sa_move(dev, ci, SA_LIST_FREE);
-		ci->order = 0;
+		sa_emptied(dev, ci);
 		return;
 	}
 	if (ci->list != SA_LIST_NONFULL)
@@ -1150,9 +1455,31 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 {
 	struct swapalloc_cluster *ci = &dev->clusters[i];
 	const char *name = swapalloc_list_name(ci->list);
-	unsigned long off;
-	unsigned int n;
+	unsigned long off, start = sa_start(dev, ci);
+	unsigned int n, count, fast_next;
 
+	if (ci->list == SA_LIST_OWNED) {
+		/*
+		 * The owner's fast path commits and counts under the cluster
+		 * lock: read the map and the count together under it.
+		 */
+		swapalloc_env_lock_cluster(&dev->env, start);
+		n = sa_count_map(dev, ci);
+		count = ci->count;
+		fast_next = ci->fast_next;
+		swapalloc_env_unlock_cluster(&dev->env, start);
+		if (fast_next > SA_CLUSTER_SLOTS)
+			return sa_violation(buf, len, "owned cluster %u: fast path at %u",
+					    i, fast_next);
+		if (ci->pending_free > count || n != count - ci->pending_free)
+			return sa_violation(buf, len,
+					    "owned cluster %u: count %u, %u pending, swap map has %u used",
+					    i, count, ci->pending_free, n);
+		return 0;
+	}
+	if (ci->owner || ci->pending_free)
+		return sa_violation(buf, len, "%s cluster %u has an owner or pending frees",
+				    name, i);
 	if (ci->list == SA_LIST_DISCARD) {
 		if (ci->count)
 			return sa_violation(buf, len, "discard cluster %u has count %u",
@@ -1176,6 +1503,43 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 	return 0;
 }
 
+/*
+ * Owned clusters: each owned by a per-CPU cursor of its order whose cursor
+ * is in it and alone there, on a ->fast device; ->owner and ->order do not
+ * change without si->lock, which the caller holds.
+ */
+static int sa_check_owned(struct swapalloc_dev *dev, char *buf, size_t len)
+{
+	struct swapalloc_cluster *ci;
+	struct swapalloc_cursor *cur;
+	unsigned long next;
+	bool found;
+	int cpu;
+
+	list_for_each_entry(ci, &dev->owned, node) {
+		unsigned int i = sa_idx(ci, dev);
+
+		if (!dev->fast || !dev->pcp || ci->order >= SA_CLUSTER_ORDER)
+			return sa_violation(buf, len, "cluster %u owned on a device without owners",
+					    i);
+		found = false;
+		for_each_possible_cpu(cpu) {
+			cur = per_cpu_ptr(dev->pcp, cpu);
+			if (cur == ci->owner)
+				found = true;
+		}
+		if (!found)
+			return sa_violation(buf, len, "owned cluster %u: no CPU's cursor owns it",
+					    i);
+		next = ci->owner->next[ci->order];
+		if (!next || next / SA_CLUSTER_SLOTS != i || ci->cursors != 1)
+			return sa_violation(buf, len,
+					    "owned cluster %u: owner's cursor at %lu, %u cursors in it",
+					    i, next, ci->cursors);
+	}
+	return 0;
+}
+
 /**
  * swapalloc_check() - validate every invariant of the cluster state
  * @dev: the device, with its lock held
@@ -1185,9 +1549,14 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
  * Every cluster is on exactly one list, the one its count calls for;
  * nonfull and frag clusters are on the list of their order; the list
  * counters match the lists; every count equals the used slots in the swap
- * map (a discard cluster's slots are all held); cursors point into the
- * device.  Returns 0 and "ok" if all hold, -EUCLEAN and the first
- * violation otherwise.
+ * map (a discard cluster's slots are all held), less the frees pending in
+ * an owned cluster; cursors point into the device; an owned cluster is
+ * one of a per-CPU cursor of its order that no other cursor shares, and
+ * only owned clusters have an owner or pending frees.  Returns 0 and "ok"
+ * if all hold, -EUCLEAN and the first violation otherwise.
+ *
+ * Fast paths may run meanwhile: an owned cluster's count and map are
+ * read together under its cluster lock.
  *
  * The lists are checked in one hold of the lock (a pointer walk over
  * every cluster); the counts, which read the whole swap map, in batches
@@ -1244,6 +1613,9 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 			return sa_violation(buf, len,
 					    "cluster %u counts %u cursors, %u point into it",
 					    i, dev->clusters[i].cursors, dev->scratch[i]);
+	err = sa_check_owned(dev, buf, len);
+	if (err)
+		return err;
 	for (i = 0; i < dev->nr_clusters; i++) {
 		if (i && !(i % SA_BATCH_CLUSTERS))
 			swapalloc_env_relax(&dev->env);

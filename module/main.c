@@ -151,6 +151,16 @@ static const struct kernel_param_ops swapalloc_placement_ops = {
 module_param_cb(placement, &swapalloc_placement_ops, NULL, 0444);
 MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifrag (as policy=antifrag)");
 
+/*
+ * fast=: allocate from each CPU's owned cluster without si->lock
+ * (->alloc_fast(), swapalloc_alloc_fast()) on per-CPU devices.  Read at
+ * load only: the hook waits for the fast path at swapoff and unbind only
+ * when the ops have ->alloc_fast(), so it is set once, before registering.
+ */
+static bool swapalloc_param_fast;
+module_param_named(fast, swapalloc_param_fast, bool, 0444);
+MODULE_PARM_DESC(fast, "Experimental: per-CPU devices allocate from each CPU's own cluster without the device lock (default: off)");
+
 /**
  * swapalloc_device_name() - the name users know a swap device by
  * @si: the device
@@ -306,6 +316,9 @@ static int swapalloc_attach(struct swap_info_struct *si, void **data)
 		return err;
 	}
 	kdev->core.placement = c->placement;
+	/* Owned clusters need the cluster locks of si->cluster_info. */
+	kdev->core.fast = swapalloc_param_fast && policy == SA_POLICY_PERCPU &&
+			  si->cluster_info;
 	*data = kdev;
 	return 0;
 }
@@ -326,9 +339,10 @@ static void swapalloc_bind(struct swap_info_struct *si)
 	if (kdev->core.placement == SA_PLACE_ANTIFRAG)
 		swap_alloc_ask_keep_cache(si, true);
 	kdev->bound = true;
-	pr_info("bound %s: %u clusters, %s cursors%s%s, rebuilt in %llu us, longest hold %llu us\n",
+	pr_info("bound %s: %u clusters, %s cursors%s%s%s, rebuilt in %llu us, longest hold %llu us\n",
 		kdev->name, kdev->core.nr_clusters,
 		swapalloc_policy_name(kdev->core.policy),
+		kdev->core.fast ? ", fast path" : "",
 		kdev->core.discards ? ", discard" : "",
 		kdev->core.placement == SA_PLACE_ANTIFRAG ? ", antifrag placement" : "",
 		div_u64(ktime_get_ns() - t0, NSEC_PER_USEC),
@@ -350,6 +364,27 @@ static int swapalloc_alloc_slots_batch(struct swap_info_struct *si, int order,
 	struct swapalloc_kdev *kdev = si->alloc_data;
 
 	return swapalloc_alloc_batch(&kdev->core, order, usage, nr, slots);
+}
+
+/*
+ * ->alloc_fast(): get_swap_pages() asks before it takes si->lock, inside
+ * rcu_read_lock() with preemption disabled.  Commit from this CPU's owned
+ * cluster under its lock alone, then take si->lock once to account it all.
+ */
+static int swapalloc_alloc_slots_fast(struct swap_info_struct *si, int order,
+				      unsigned char usage, int nr,
+				      swp_entry_t *slots)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+	int n;
+
+	n = swapalloc_alloc_fast(&kdev->core, order, usage, nr, slots);
+	if (n) {
+		spin_lock(&si->lock);
+		swapalloc_alloc_fast_done(&kdev->core, order, n, slots);
+		spin_unlock(&si->lock);
+	}
+	return n;
 }
 
 static void swapalloc_free_slots(struct swap_info_struct *si,
@@ -438,6 +473,8 @@ static int __init swapalloc_init(void)
 		}
 		swapalloc_param_policy = SWAPALLOC_ANTIFRAG;
 	}
+	if (swapalloc_param_fast)
+		swapalloc_ops.alloc_fast = swapalloc_alloc_slots_fast;
 	swapalloc_wq = alloc_workqueue("swapalloc", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!swapalloc_wq) {
 		pr_warn("cannot allocate its workqueue\n");
@@ -460,7 +497,8 @@ static int __init swapalloc_init(void)
 		destroy_workqueue(swapalloc_wq);
 		return err;
 	}
-	pr_info("version %s loaded\n", SWAPALLOC_VERSION);
+	pr_info("version %s loaded%s\n", SWAPALLOC_VERSION,
+		swapalloc_param_fast ? ", fast path on" : "");
 	swapalloc_report_unbound();
 	return 0;
 }

@@ -316,8 +316,14 @@ bool swapalloc_keep_cache(struct swapalloc_dev *dev, unsigned long offset,
 	    pl->nr_kept + nr > dev->max / SA_PLACE_KEEP_SHARE)
 		return false;
 	ci = sa_cluster(dev, offset);
+	/*
+	 * Not in a cluster a CPU owns: its fast path writes the free slots
+	 * of the block under the cluster lock alone, and it is the cluster
+	 * being filled, where holes do not last anyway.
+	 */
 	if (!ci->order || nr >= BIT(ci->order) ||
-	    ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD)
+	    ci->list == SA_LIST_FREE || ci->list == SA_LIST_DISCARD ||
+	    ci->list == SA_LIST_OWNED)
 		return false;
 	start = round_down(offset, BIT(ci->order));
 	end = min_t(unsigned long, start + BIT(ci->order), dev->max);

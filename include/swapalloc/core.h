@@ -16,6 +16,14 @@
  * and the global cursor of rotational ones are protected by it too.  The
  * core drops it only inside swapalloc_env_reclaim() (and the discard work
  * drops it around the discard), and revalidates after retaking it.
+ *
+ * The one exception is swapalloc_alloc_fast() on a device with ->fast
+ * set: it runs without si->lock, under the lock of one cluster the
+ * calling CPU owns (SA_LIST_OWNED).  Of an owned cluster, ->count and
+ * ->fast_next are protected by the cluster lock; ->owner is written under
+ * si->lock and the cluster lock, so either one is enough to read it; every
+ * other field stays under si->lock, and ->order does not change while the
+ * cluster is owned.  See "Owned clusters" in module/core.c.
  */
 #ifndef _SWAPALLOC_CORE_H
 #define _SWAPALLOC_CORE_H
@@ -47,6 +55,7 @@ enum swapalloc_list {
 	SA_LIST_FRAG,		/* a scan for ->order failed since its last free */
 	SA_LIST_FULL,		/* every slot used (or past the end) */
 	SA_LIST_DISCARD,	/* freed, slots held while it is discarded */
+	SA_LIST_OWNED,		/* a CPU's fast-path cluster, scanned by no one */
 	SA_NR_LISTS,
 };
 
@@ -60,6 +69,8 @@ enum swapalloc_src {
 	SA_NR_SRCS,
 };
 
+struct swapalloc_cursor;
+
 struct swapalloc_cluster {
 	struct list_head node;
 	u16 count;		/* used slots, including bad and past-end ones */
@@ -67,6 +78,14 @@ struct swapalloc_cluster {
 	u8 order;		/* the order the cluster serves */
 	u8 list;		/* enum swapalloc_list */
 	bool discarding;	/* on the discard list, discard in flight */
+	/*
+	 * Owned clusters only (SA_LIST_OWNED, ->fast devices): ->count may
+	 * be above the slots in use by ->pending_free, slots freed since
+	 * the owner last folded them in.
+	 */
+	u16 pending_free;	/* si->lock */
+	u16 fast_next;		/* cluster lock: where the fast path goes on */
+	struct swapalloc_cursor *owner;	/* whose fast path may allocate here */
 };
 
 /* Current cluster per order: one set per CPU, or one per rotational device. */
@@ -91,6 +110,10 @@ struct swapalloc_stats {
 	u64 discarded;		/* clusters discarded */
 	u64 sync_discards;	/* of which by an allocation that needed one */
 	u64 discard_waits;	/* allocations that waited for others' discards */
+	u64 fast;		/* entries swapalloc_alloc_fast() handed out */
+	u64 owned;		/* clusters a cursor took ownership of */
+	u64 revoked;		/* of those, taken back for another CPU */
+	u64 folded;		/* pending frees folded into owned clusters */
 };
 
 enum swapalloc_policy {
@@ -124,6 +147,7 @@ struct swapalloc_dev {
 	unsigned int nr_clusters;
 	enum swapalloc_policy policy;
 	bool discards;			/* discard freed clusters before reuse */
+	bool fast;			/* owned clusters, swapalloc_alloc_fast() */
 	bool quiescing;			/* being unbound: no new deferred work */
 	bool reclaiming;		/* a full-cluster reclaim pass is running */
 	unsigned int reclaim_wait;	/* churn left before a forced reclaim */
@@ -135,7 +159,8 @@ struct swapalloc_dev {
 	struct list_head free, full, discard;
 	struct list_head nonfull[SA_NR_ORDERS];
 	struct list_head frag[SA_NR_ORDERS];
-	unsigned int nr_free, nr_full, nr_discard;
+	struct list_head owned;		/* SA_LIST_OWNED, for revocation */
+	unsigned int nr_free, nr_full, nr_discard, nr_owned;
 	unsigned int nr_nonfull[SA_NR_ORDERS];
 	unsigned int nr_frag[SA_NR_ORDERS];
 
@@ -163,6 +188,8 @@ static inline unsigned int *swapalloc_list_counter(struct swapalloc_dev *dev,
 		return &dev->nr_frag[order];
 	case SA_LIST_FULL:
 		return &dev->nr_full;
+	case SA_LIST_OWNED:
+		return &dev->nr_owned;
 	default:
 		return &dev->nr_discard;
 	}
@@ -181,6 +208,8 @@ static inline struct list_head *swapalloc_list_head(struct swapalloc_dev *dev,
 		return &dev->frag[order];
 	case SA_LIST_FULL:
 		return &dev->full;
+	case SA_LIST_OWNED:
+		return &dev->owned;
 	default:
 		return &dev->discard;
 	}
@@ -195,6 +224,10 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 			      unsigned char usage);
 int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
 			  unsigned char usage, int nr, swp_entry_t *slots);
+int swapalloc_alloc_fast(struct swapalloc_dev *dev, int order,
+			 unsigned char usage, int nr, swp_entry_t *slots);
+void swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
+			       const swp_entry_t *slots);
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);

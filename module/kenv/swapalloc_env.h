@@ -2,7 +2,9 @@
 /*
  * Kernel environment of the swapalloc core: how it reads the swap map and
  * commits, reclaims, holds and discards slots, through the helpers of the
- * swap_alloc patch series.  Everything is called with si->lock held.
+ * swap_alloc patch series.  Everything is called with si->lock held, but
+ * what the fast path calls (swapalloc_env_lock_cluster() to
+ * swapalloc_env_commit_fast()).
  */
 #ifndef _SWAPALLOC_ENV_H
 #define _SWAPALLOC_ENV_H
@@ -56,6 +58,59 @@ static inline bool swapalloc_env_writable(struct swapalloc_env *env)
 {
 	return (env->si->flags & SWP_WRITEOK) &&
 	       env->si->alloc_state == SWAP_ALLOC_BOUND;
+}
+
+/*
+ * The fast path (swapalloc_alloc_fast(), module/core.c) runs without
+ * si->lock, under the lock of one cluster: the one 6.12 keeps in
+ * si->cluster_info, which guards that cluster's swap_map bytes, so that
+ * frees and swap count changes, which take it too, are excluded.  Per-CPU
+ * devices, the only ones with owned clusters, always have cluster_info.
+ */
+static inline void swapalloc_env_lock_cluster(struct swapalloc_env *env,
+					      unsigned long offset)
+{
+	spin_lock(&env->si->cluster_info[offset >> SWAPALLOC_MAX_ORDER].lock);
+}
+
+static inline void swapalloc_env_unlock_cluster(struct swapalloc_env *env,
+						unsigned long offset)
+{
+	spin_unlock(&env->si->cluster_info[offset >> SWAPALLOC_MAX_ORDER].lock);
+}
+
+/*
+ * swapalloc_env_writable() without si->lock, for the fast path under the
+ * cluster lock: swapoff and the unbind change both, then wait for every
+ * fast path in flight with synchronize_rcu().
+ */
+static inline bool swapalloc_env_live(struct swapalloc_env *env)
+{
+	return (READ_ONCE(env->si->flags) & SWP_WRITEOK) &&
+	       READ_ONCE(env->si->alloc_state) == SWAP_ALLOC_BOUND;
+}
+
+/*
+ * The commit of the fast path: swap_alloc_commit_batch() under the cluster
+ * lock the caller holds (swapalloc_env_lock_cluster()), without si->lock
+ * and without the accounting, which swapalloc_env_account() does
+ * afterwards under si->lock.  Commits nothing once swapoff or an unbind
+ * has begun; both wait for the fast path with synchronize_rcu().
+ */
+static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
+					    unsigned long start, unsigned long end,
+					    int order, unsigned char usage,
+					    int nr, swp_entry_t *slots)
+{
+	return swap_alloc_commit_fast(env->si, start, end, order, usage, nr,
+				      slots);
+}
+
+/* swap_range_alloc() of a range the fast path committed; si->lock held. */
+static inline void swapalloc_env_account(struct swapalloc_env *env,
+					 unsigned long offset, unsigned long nr)
+{
+	swap_alloc_account(env->si, offset, nr);
 }
 
 static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)

@@ -32,6 +32,7 @@ TRACE_DEFINE_ENUM(SA_LIST_NONFULL);
 TRACE_DEFINE_ENUM(SA_LIST_FRAG);
 TRACE_DEFINE_ENUM(SA_LIST_FULL);
 TRACE_DEFINE_ENUM(SA_LIST_DISCARD);
+TRACE_DEFINE_ENUM(SA_LIST_OWNED);
 
 TRACE_DEFINE_ENUM(SA_SRC_CURSOR);
 TRACE_DEFINE_ENUM(SA_SRC_FREE);
@@ -46,7 +47,8 @@ TRACE_DEFINE_ENUM(SA_SRC_STEAL);
 			 { SA_LIST_NONFULL, "nonfull" },		\
 			 { SA_LIST_FRAG, "frag" },			\
 			 { SA_LIST_FULL, "full" },			\
-			 { SA_LIST_DISCARD, "discard" })
+			 { SA_LIST_DISCARD, "discard" },		\
+			 { SA_LIST_OWNED, "owned" })
 
 #define swapalloc_show_src(src)						\
 	__print_symbolic(src,						\

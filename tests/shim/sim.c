@@ -74,13 +74,24 @@ int sim_init(struct sim *s, unsigned long max, enum swapalloc_policy policy,
 	sd->cache_order = calloc(max, 1);
 	sd->cache_busy = calloc(max, sizeof(*sd->cache_busy));
 	sd->bad = calloc(max, sizeof(*sd->bad));
+	sd->nr_clusters = DIV_ROUND_UP(max, SIM_CLUSTER_SLOTS);
+	sd->cluster_locked = calloc(sd->nr_clusters, sizeof(*sd->cluster_locked));
+#ifdef SIM_THREADS
+	sd->cluster_mutex = calloc(sd->nr_clusters, sizeof(*sd->cluster_mutex));
+	if (!sd->cluster_mutex) {
+		sim_destroy(s);
+		return -ENOMEM;
+	}
+#endif
 	if (!sd->swap_map || !sd->cache_base || !sd->cache_order ||
-	    !sd->cache_busy || !sd->bad) {
+	    !sd->cache_busy || !sd->bad || !sd->cluster_locked) {
 		sim_destroy(s);
 		return -ENOMEM;
 	}
 #ifdef SIM_THREADS
 	pthread_mutex_init(&sd->mutex, NULL);
+	for (unsigned long c = 0; c < sd->nr_clusters; c++)
+		pthread_mutex_init(&sd->cluster_mutex[c], NULL);
 #endif
 	sd->writable = true;
 	sd->full = SIM_FULL_AUTO;
@@ -108,6 +119,10 @@ void sim_destroy(struct sim *s)
 	free(sd->cache_order);
 	free(sd->cache_busy);
 	free(sd->bad);
+	free(sd->cluster_locked);
+#ifdef SIM_THREADS
+	free(sd->cluster_mutex);
+#endif
 	memset(s, 0, sizeof(*s));
 }
 
@@ -157,6 +172,19 @@ unsigned long sim_alloc(struct sim *s, int order, unsigned char usage)
 	return off;
 }
 
+int sim_alloc_fast(struct sim *s, int order, unsigned char usage, int nr,
+		   swp_entry_t *slots)
+{
+	int n = swapalloc_alloc_fast(&s->dev, order, usage, nr, slots);
+
+	if (n) {
+		sim_lock(&s->sd);
+		swapalloc_alloc_fast_done(&s->dev, order, n, slots);
+		sim_unlock(&s->sd);
+	}
+	return n;
+}
+
 void sim_reclaim_full(struct sim *s, bool force)
 {
 	sim_lock(&s->sd);
@@ -198,11 +226,13 @@ void sim_reclaim_work(struct sim *s)
 void sim_rebind(struct sim *s)
 {
 	sim_lock(&s->sd);
+	__atomic_store_n(&s->sd.unbound, true, __ATOMIC_RELAXED);
 	s->dev.quiescing = true;
 	while (swapalloc_discard_one(&s->dev))
 		;
 	swapalloc_dev_rebuild(&s->dev);
 	s->dev.quiescing = false;
+	__atomic_store_n(&s->sd.unbound, false, __ATOMIC_RELAXED);
 	sim_unlock(&s->sd);
 }
 
@@ -212,8 +242,11 @@ static void sim_final_free_locked(struct sim_dev *sd, unsigned long offset,
 {
 	unsigned long i;
 
+	/* swap_entry_range_free(): the map under the cluster lock, ->free() after. */
+	sim_lock_cluster(sd, offset);
 	for (i = offset; i < offset + nr; i++)
 		sd->swap_map[i] = 0;
+	sim_unlock_cluster(sd, offset);
 	sd->cnt.frees++;
 	sd->cnt.freed += nr;
 	swapalloc_free(sd->dev, offset, nr);
@@ -269,8 +302,11 @@ void sim_set_map(struct sim *s, unsigned long offset, unsigned int nr,
 		return;
 	}
 	sim_lock(sd);
-	if (sim_slots_in_use(sd, offset, nr, "set_map"))
+	if (sim_slots_in_use(sd, offset, nr, "set_map")) {
+		sim_lock_cluster(sd, offset);
 		memset(sd->swap_map + offset, val, nr);
+		sim_unlock_cluster(sd, offset);
+	}
 	sim_unlock(sd);
 }
 
@@ -288,10 +324,12 @@ void sim_cache_add(struct sim *s, unsigned long base, int order, bool busy)
 			goto out;
 		}
 	}
+	sim_lock_cluster(sd, base);
 	for (i = base; i < base + nr; i++) {
 		sd->cache_base[i] = base + 1;
 		sd->swap_map[i] |= SWAP_HAS_CACHE;
 	}
+	sim_unlock_cluster(sd, base);
 	sd->cache_order[base] = order;
 	sd->cache_busy[base] = busy;
 	sd->cached += nr;
@@ -318,10 +356,12 @@ void sim_cache_del(struct sim *s, unsigned long base)
 		goto out;
 	}
 	nr = 1UL << sd->cache_order[base];
+	sim_lock_cluster(sd, base);
 	for (i = base; i < base + nr; i++) {
 		sd->cache_base[i] = 0;
 		sd->swap_map[i] &= ~SWAP_HAS_CACHE;
 	}
+	sim_unlock_cluster(sd, base);
 	sd->cached -= nr;
 	/* Slots only the cache held are freed, runs within the folio. */
 	for (i = base; i < base + nr; ) {
@@ -489,6 +529,12 @@ int sim_check(struct sim *s, char *buf, size_t len)
 		return sim_bad(buf, len, "environment violation: %s", sd->violation);
 	if (sd->locked)
 		return sim_bad(buf, len, "device lock left held");
+	for (i = 0; i < sd->nr_clusters; i++)
+		if (sd->cluster_locked[i])
+			return sim_bad(buf, len, "cluster lock %lu left held", i);
+	if (sd->cnt.accounted != sd->cnt.fast_committed)
+		return sim_bad(buf, len, "fast path committed %lu slots, %lu accounted",
+			       sd->cnt.fast_committed, sd->cnt.accounted);
 	for (i = 0; i < sd->max; i++) {
 		unsigned char v = sd->swap_map[i];
 
@@ -516,9 +562,18 @@ int sim_check(struct sim *s, char *buf, size_t len)
 			       dev->nr_discard);
 	expect = used + sd->nr_bad;
 	for (c = 0; c < dev->nr_clusters; c++) {
-		if (dev->clusters[c].list == SA_LIST_DISCARD)
+		struct swapalloc_cluster *ci = &dev->clusters[c];
+
+		if (ci->list == SA_LIST_DISCARD)
 			continue;
-		counted += dev->clusters[c].count;
+		/* An owned cluster's count still holds its pending frees. */
+		if (ci->list == SA_LIST_OWNED) {
+			sim_lock_cluster(sd, (unsigned long)c * SIM_CLUSTER_SLOTS);
+			counted += ci->count - ci->pending_free;
+			sim_unlock_cluster(sd, (unsigned long)c * SIM_CLUSTER_SLOTS);
+		} else {
+			counted += ci->count;
+		}
 		expect += sim_past_end(s, c);
 	}
 	if (counted != expect)

@@ -44,6 +44,12 @@ static inline void sim_set_cpu(int cpu)
 
 /* The core's entry points, each under the simulated lock. */
 unsigned long sim_alloc(struct sim *s, int order, unsigned char usage);
+/*
+ * swapalloc_alloc_fast() without the lock, then, if it got any, the lock
+ * once for swapalloc_alloc_fast_done(): what the kernel's caller does.
+ */
+int sim_alloc_fast(struct sim *s, int order, unsigned char usage, int nr,
+		   swp_entry_t *slots);
 void sim_reclaim_full(struct sim *s, bool force);
 bool sim_discard_one(struct sim *s);
 /* main.c's discard and reclaim work items. */

@@ -42,6 +42,37 @@ static inline bool sim_range_ok(struct sim_dev *sd, unsigned long offset,
 	       offset / SIM_CLUSTER_SLOTS == (offset + nr - 1) / SIM_CLUSTER_SLOTS;
 }
 
+/* ci->lock of the cluster of @offset: see sim_dev::cluster_locked. */
+static inline void sim_lock_cluster(struct sim_dev *sd, unsigned long offset)
+{
+	unsigned long c = offset / SIM_CLUSTER_SLOTS;
+
+	if (c >= sd->nr_clusters) {
+		sim_violation(sd, "cluster lock of slot %lu, max %lu", offset, sd->max);
+		return;
+	}
+#ifdef SIM_THREADS
+	pthread_mutex_lock(&sd->cluster_mutex[c]);
+#endif
+	if (sd->cluster_locked[c])
+		sim_violation(sd, "cluster lock %lu taken twice (self-deadlock)", c);
+	sd->cluster_locked[c] = 1;
+}
+
+static inline void sim_unlock_cluster(struct sim_dev *sd, unsigned long offset)
+{
+	unsigned long c = offset / SIM_CLUSTER_SLOTS;
+
+	if (c >= sd->nr_clusters)
+		return;
+	if (!sd->cluster_locked[c])
+		sim_violation(sd, "cluster lock %lu released but not held", c);
+	sd->cluster_locked[c] = 0;
+#ifdef SIM_THREADS
+	pthread_mutex_unlock(&sd->cluster_mutex[c]);
+#endif
+}
+
 static inline unsigned char swapalloc_env_map(struct swapalloc_env *env,
 					      unsigned long offset)
 {
@@ -90,10 +121,16 @@ static inline bool swapalloc_env_commit(struct swapalloc_env *env,
 			sd->cnt.injected_free++;
 		goto fail;
 	}
+	/* As swap_alloc_commit(): the map under the cluster lock. */
+	sim_lock_cluster(sd, offset);
 	for (i = 0; i < nr; i++)
 		if (sd->swap_map[offset + i])
-			goto fail;
-	memset(sd->swap_map + offset, usage, nr);
+			break;
+	if (i == nr)
+		memset(sd->swap_map + offset, usage, nr);
+	sim_unlock_cluster(sd, offset);
+	if (i < nr)
+		goto fail;
 	sd->inuse += nr;
 	sd->cnt.committed += nr;
 	return true;
@@ -151,6 +188,89 @@ static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
 static inline bool swapalloc_env_writable(struct swapalloc_env *env)
 {
 	return env->sim->writable;
+}
+
+static inline void swapalloc_env_lock_cluster(struct swapalloc_env *env,
+					      unsigned long offset)
+{
+	sim_lock_cluster(env->sim, offset);
+}
+
+static inline void swapalloc_env_unlock_cluster(struct swapalloc_env *env,
+						unsigned long offset)
+{
+	sim_unlock_cluster(env->sim, offset);
+}
+
+/* swapalloc_env_writable() without the device lock (READ_ONCE()s). */
+static inline bool swapalloc_env_live(struct swapalloc_env *env)
+{
+	return __atomic_load_n(&env->sim->writable, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&env->sim->unbound, __ATOMIC_RELAXED);
+}
+
+/*
+ * The fast path's commit: swap_alloc_commit_batch() under the cluster
+ * lock the caller holds, without the device lock and without the
+ * accounting (swapalloc_env_account() does that later, under the device
+ * lock).  Its counters are atomic, as it runs beside everything else.
+ */
+static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
+					    unsigned long start, unsigned long end,
+					    int order, unsigned char usage,
+					    int nr, swp_entry_t *slots)
+{
+	struct sim_dev *sd = env->sim;
+	unsigned long size = 1UL << order, off, i;
+	int n = 0;
+
+	if (!start || end <= start || !IS_ALIGNED(start, size) ||
+	    !sim_range_ok(sd, start, end - start)) {
+		sim_violation(sd, "commit_fast of %lu-%lu order %d: unaligned, 0 or across clusters",
+			      start, end, order);
+		return 0;
+	}
+	if (!sd->cluster_locked[start / SIM_CLUSTER_SLOTS])
+		sim_violation(sd, "commit_fast of %lu-%lu without the cluster lock",
+			      start, end);
+	if (!usage || usage == SWAP_MAP_BAD)
+		sim_violation(sd, "commit_fast with usage %#x", usage);
+	__atomic_fetch_add(&sd->cnt.fast_batches, 1, __ATOMIC_RELAXED);
+	if (!swapalloc_env_live(env))
+		return 0;
+	for (off = start; off + size <= end && n < nr; off += size) {
+		for (i = 0; i < size; i++)
+			if (sd->swap_map[off + i])
+				break;
+		if (i < size)
+			continue;
+		memset(sd->swap_map + off, usage, size);
+		slots[n++] = swapalloc_env_slot(env, off);
+	}
+	__atomic_fetch_add(&sd->cnt.fast_committed, (unsigned long)n << order,
+			   __ATOMIC_RELAXED);
+	return n;
+}
+
+/* swap_range_alloc() of a range the fast path committed: inuse. */
+static inline void swapalloc_env_account(struct swapalloc_env *env,
+					 unsigned long offset, unsigned long nr)
+{
+	struct sim_dev *sd = env->sim;
+	unsigned long i;
+
+	sim_must_hold(sd, "swapalloc_env_account()");
+	if (!sim_range_ok(sd, offset, nr)) {
+		sim_violation(sd, "account of %lu+%lu: bad range", offset, nr);
+		return;
+	}
+	for (i = offset; i < offset + nr; i++)
+		if (!sd->swap_map[i] || sd->swap_map[i] == SWAP_MAP_BAD)
+			sim_violation(sd, "account of slot %lu, not committed (%#x)",
+				      i, sd->swap_map[i]);
+	sd->inuse += nr;
+	sd->cnt.committed += nr;
+	sd->cnt.accounted += nr;
 }
 
 /* vm_swap_full(): less than half of swap free, unless forced either way. */
@@ -220,7 +340,9 @@ static inline bool swapalloc_env_hold(struct swapalloc_env *env,
 		sd->cnt.injected++;
 		return false;
 	}
+	sim_lock_cluster(sd, offset);
 	memset(sd->swap_map + offset, SWAP_MAP_BAD, nr);
+	sim_unlock_cluster(sd, offset);
 	sd->cnt.held += nr;
 	return true;
 }
@@ -242,7 +364,9 @@ static inline void swapalloc_env_release(struct swapalloc_env *env,
 		if (WARN_ON_ONCE(sd->swap_map[offset + i] != SWAP_MAP_BAD))
 			sim_violation(sd, "release of slot %lu, not held (%#x)",
 				      offset + i, sd->swap_map[offset + i]);
+	sim_lock_cluster(sd, offset);
 	memset(sd->swap_map + offset, 0, nr);
+	sim_unlock_cluster(sd, offset);
 	sd->cnt.released += nr;
 }
 

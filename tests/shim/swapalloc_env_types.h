@@ -55,6 +55,10 @@ struct sim_counters {
 	unsigned long discard_waits;	/* swapalloc_env_wait_discard() calls */
 	unsigned long frees;		/* final frees passed to swapalloc_free() */
 	unsigned long freed;		/* slots they covered */
+	/* The fast path's, without the device lock: atomic. */
+	unsigned long fast_batches;	/* swapalloc_env_commit_fast() calls */
+	unsigned long fast_committed;	/* slots they committed */
+	unsigned long accounted;	/* slots swapalloc_env_account() took */
 };
 
 struct sim_dev;
@@ -71,11 +75,23 @@ struct sim_dev {
 	unsigned long pages;		/* si->pages: max less header and bad slots */
 	unsigned long inuse;		/* si->inuse_pages */
 	bool writable;			/* SWP_WRITEOK */
+	bool unbound;			/* inside sim_rebind(): not SWAP_ALLOC_BOUND */
 	bool fail_hold;			/* swap_alloc_hold() refuses */
 	enum sim_full_mode full;
 	int locked;			/* the simulated si->lock is held */
 #ifdef SIM_THREADS
 	pthread_mutex_t mutex;		/* si->lock itself, with real threads */
+#endif
+	/*
+	 * The cluster locks (ci->lock of si->cluster_info): every write of
+	 * a swap map byte holds its cluster's, as in the kernel, and the
+	 * fast path holds only that one.  cluster_locked[] is set while it
+	 * is held, for the rules; with SIM_THREADS a mutex per cluster too.
+	 */
+	unsigned long nr_clusters;
+	int *cluster_locked;
+#ifdef SIM_THREADS
+	pthread_mutex_t *cluster_mutex;
 #endif
 	/*
 	 * Map reads since the lock was last taken: the kernel's soft-lockup

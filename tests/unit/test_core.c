@@ -2579,6 +2579,299 @@ static void test_alloc_waits_for_discards_in_flight(void)
 	T_EQ(alloc_ok(s, 9), CS);
 }
 
+/* ------------------------------------------------------------------ */
+/* The fast path: owned clusters, pending frees, revocation */
+
+/* A per-CPU device with ->fast set, bound. */
+static struct sim *new_fast_sim(unsigned long max)
+{
+	struct sim *s = new_sim_nobind(max, SA_POLICY_PERCPU, false);
+
+	s->dev.fast = true;
+	sim_bind(s);
+	return s;
+}
+
+/* Is @ci on one of @s's lists (the owned one aside)? */
+static bool on_a_list(struct sim *s, struct swapalloc_cluster *ci)
+{
+	struct swapalloc_cluster *pos;
+	unsigned int l, o;
+
+	for (l = 0; l < SA_NR_LISTS; l++) {
+		if (l == SA_LIST_OWNED)
+			continue;
+		for (o = 0; o < SA_NR_ORDERS; o++) {
+			if (o && l != SA_LIST_NONFULL && l != SA_LIST_FRAG)
+				break;
+			list_for_each_entry(pos, swapalloc_list_head(&s->dev, l, o), node)
+				if (pos == ci)
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The slow path's cluster becomes the CPU's own: off every list, so that
+ * another CPU's scans pass it by, and its fast path goes on from the
+ * cursor, under the cluster lock only, accounted afterwards.
+ */
+static void test_fast_owned_cluster_leaves_lists(void)
+{
+	struct sim *s = new_fast_sim(4 * CS);
+	struct swapalloc_cluster *ci;
+	unsigned long off, other, inuse;
+	swp_entry_t e[8];
+	int i;
+
+	off = alloc_ok(s, 0);
+	ci = CL(s, off / CS);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	T_ASSERT(ci->owner == per_cpu_ptr(s->dev.pcp, 0));
+	T_ASSERT(!on_a_list(s, ci));
+	T_EQ(s->dev.nr_owned, 1);
+	T_EQ(s->dev.stats.owned, 1);
+	expect_valid(s);
+
+	inuse = s->sd.inuse;
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 8);
+	for (i = 0; i < 8; i++)
+		T_EQ(swp_offset(e[i]), off + 1 + i);
+	T_EQ(s->sd.inuse, inuse);		/* not accounted yet */
+	T_EQ(s->sd.cnt.fast_committed, 8);
+	sim_lock(&s->sd);
+	swapalloc_alloc_fast_done(&s->dev, 0, 8, e);
+	sim_unlock(&s->sd);
+	T_EQ(s->sd.inuse, inuse + 8);
+	T_EQ(s->dev.stats.fast, 8);
+	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 8);
+	T_EQ(ci->fast_next, off % CS + 9);
+	expect_valid(s);
+
+	/* Another CPU takes another cluster; its fast path not this one. */
+	sim_set_cpu(1);
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 0);
+	other = alloc_ok(s, 0);
+	T_NE(other / CS, off / CS);
+	T_EQ(s->dev.nr_owned, 2);
+	T_EQ(sim_alloc_fast(s, 0, 1, 4, e), 4);
+	for (i = 0; i < 4; i++)
+		T_EQ(swp_offset(e[i]) / CS, other / CS);
+	sim_set_cpu(0);
+	expect_valid(s);
+}
+
+/*
+ * A free into an owned cluster pends; the cluster stays off the lists and
+ * the check accounts for it.  The owner's slow path folds it in, and the
+ * fast path, stopped by a count that still holds it, is served again.
+ */
+static void test_fast_pending_free_fold(void)
+{
+	struct sim *s = new_fast_sim(4 * CS);
+	struct swapalloc_cluster *ci;
+	unsigned long off, count, got, again;
+	swp_entry_t e[64];
+	int n;
+
+	off = alloc_ok(s, 0);
+	ci = CL(s, off / CS);
+	T_EQ(sim_alloc_fast(s, 0, 1, 8, e), 8);
+	count = ci->count;
+	sim_free(s, swp_offset(e[3]), 1);
+	sim_free(s, off, 1);
+	T_EQ(ci->count, count);
+	T_EQ(ci->pending_free, 2);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	expect_valid(s);
+
+	/* The owner's slow path: folded, back on nonfull, then owned again. */
+	got = alloc_ok(s, 0);
+	T_EQ(got / CS, off / CS);
+	T_EQ(s->dev.stats.folded, 2);
+	T_EQ(ci->pending_free, 0);
+	T_EQ(ci->count, count - 2 + 1);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	expect_valid(s);
+
+	/*
+	 * The fast path goes on to the cluster's end; the two slots freed
+	 * before its position stay for the slow path.
+	 */
+	while ((n = sim_alloc_fast(s, 0, 1, 64, e)) > 0)
+		;
+	T_EQ(ci->count, CS - 2);
+	T_EQ(ci->fast_next, CS);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	/* A free now: the fast path has nothing after its position. */
+	sim_free(s, swp_offset(e[0]), 1);
+	T_EQ(ci->pending_free, 1);
+	T_EQ(sim_alloc_fast(s, 0, 1, 1, e), 0);
+	expect_valid(s);
+	/* The slow path folds it, scans the cluster again, finds a hole. */
+	again = alloc_ok(s, 0);
+	T_EQ(again / CS, off / CS);
+	T_EQ(s->dev.stats.folded, 3);
+	T_EQ(ci->count, CS - 2);
+	expect_valid(s);
+}
+
+/* An owned cluster whose slots are all freed empties when it is given back. */
+static void test_fast_fold_empties_cluster(void)
+{
+	struct sim *s = new_fast_sim(4 * CS);
+	struct swapalloc_cluster *ci;
+	swp_entry_t e[16];
+	unsigned long off;
+	int i;
+
+	/* Cluster 0 has the header: take an order-4 entry in a free one. */
+	off = alloc_ok(s, 4);
+	ci = CL(s, off / CS);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	T_EQ(sim_alloc_fast(s, 4, 1, 3, e), 3);
+	sim_free(s, off, 16);
+	for (i = 0; i < 3; i++)
+		sim_free(s, swp_offset(e[i]), 16);
+	T_EQ(ci->pending_free, 64);
+	expect_valid(s);
+	/* Any slow path of the owner for order 4 gives it back, empty. */
+	sim_lock(&s->sd);
+	sa_unown(&s->dev, per_cpu_ptr(s->dev.pcp, 0), 4);
+	sim_unlock(&s->sd);
+	T_EQ(ci->list, SA_LIST_FREE);
+	T_EQ(ci->count, 0);
+	T_EQ(ci->order, 0);
+	T_EQ(s->dev.nr_owned, 0);
+	expect_valid(s);
+}
+
+/*
+ * When nothing free is left, an allocation takes the clusters other CPUs
+ * own back, and their fast paths refuse from then on.
+ */
+static void test_fast_revocation(void)
+{
+	struct sim *s = new_fast_sim(2 * CS);
+	struct swapalloc_cluster *c0 = CL(s, 0), *c1 = CL(s, 1);
+	swp_entry_t e[64];
+	unsigned long off;
+
+	/* CPU 0 owns cluster 0 (the header's), CPU 1 cluster 1. */
+	off = alloc_ok(s, 0);
+	T_EQ(off / CS, 0);
+	T_EQ(c0->list, SA_LIST_OWNED);
+	sim_set_cpu(1);
+	off = alloc_ok(s, 0);
+	T_EQ(off / CS, 1);
+	T_EQ(c1->list, SA_LIST_OWNED);
+	/* CPU 1 fills its cluster; CPU 0 frees into its own meanwhile. */
+	while (sim_alloc_fast(s, 0, 1, 64, e) > 0)
+		;
+	T_EQ(c1->count, CS);
+	sim_free(s, 1, 1);
+	T_EQ(c0->pending_free, 1);
+
+	/* Nothing free, nonfull or frag is left but CPU 0's cluster. */
+	off = alloc_ok(s, 0);
+	T_EQ(off / CS, 0);
+	T_EQ(s->dev.stats.revoked, 1);
+	T_EQ(s->dev.stats.folded, 1);
+	T_ASSERT(c0->owner == NULL);
+	T_NE(c0->list, SA_LIST_OWNED);
+	T_EQ(c0->cursors, 2);			/* both CPUs' cursors: nobody owns it */
+	T_EQ(s->dev.nr_owned, 0);
+	expect_valid(s);
+
+	/* CPU 0's fast path sees it revoked; its slow path shares the cluster. */
+	sim_set_cpu(0);
+	T_EQ(sim_alloc_fast(s, 0, 1, 8, e), 0);
+	off = alloc_ok(s, 0);
+	T_EQ(off / CS, 0);
+	T_EQ(c0->list, SA_LIST_NONFULL);
+	expect_valid(s);
+}
+
+/* The fast path leaves everything that is not simple to the slow path. */
+static void test_fast_refuses(void)
+{
+	struct sim *s = new_fast_sim(4 * CS), *plain, *rot;
+	swp_entry_t e[8];
+	unsigned long off;
+
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 0);	/* no cluster yet */
+	off = alloc_ok(s, 0);
+	T_EQ(swapalloc_alloc_fast(&s->dev, 4, 1, 1, e), 0);	/* none of that order */
+	T_EQ(swapalloc_alloc_fast(&s->dev, SA_CLUSTER_ORDER, 1, 1, e), 0);
+	T_EQ(swapalloc_alloc_fast(&s->dev, -1, 1, 1, e), 0);
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 0, e), 0);
+
+	/* A device being swapped off, or unbound: nothing, not even a look. */
+	s->sd.writable = false;
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 0);
+	s->sd.writable = true;
+	s->sd.unbound = true;
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 0);
+	s->sd.unbound = false;
+	T_EQ(s->sd.cnt.fast_committed, 0);
+	T_EQ(sim_alloc_fast(s, 0, 1, 8, e), 8);
+	T_EQ(swp_offset(e[0]), off + 1);
+
+	/* A rebind: no cluster is owned afterwards. */
+	sim_rebind(s);
+	T_EQ(s->dev.nr_owned, 0);
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 0);
+	expect_valid(s);
+
+	/* Without ->fast, or with a global cursor: never. */
+	plain = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	alloc_ok(plain, 0);
+	T_EQ(plain->dev.nr_owned, 0);
+	T_EQ(swapalloc_alloc_fast(&plain->dev, 0, 1, 8, e), 0);
+	rot = new_sim_nobind(4 * CS, SA_POLICY_GLOBAL, false);
+	rot->dev.fast = true;
+	sim_bind(rot);
+	alloc_ok(rot, 0);
+	T_EQ(rot->dev.nr_owned, 0);
+	T_EQ(swapalloc_alloc_fast(&rot->dev, 0, 1, 8, e), 0);
+}
+
+static int check_locked(struct sim *s, char *buf, size_t len)
+{
+	int ret;
+
+	sim_lock(&s->sd);
+	ret = swapalloc_check(&s->dev, buf, len);
+	sim_unlock(&s->sd);
+	return ret;
+}
+
+/* The check sees a wrong pending count, and an owner where none may be. */
+static void test_check_owned_cluster(void)
+{
+	struct sim *s = new_fast_sim(4 * CS);
+	struct swapalloc_cluster *ci;
+	char buf[256];
+	unsigned long off;
+
+	off = alloc_ok(s, 0);
+	ci = CL(s, off / CS);
+	ci->pending_free = 1;
+	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
+	T_STR_HAS(buf, "owned cluster");
+	ci->pending_free = 0;
+	CL(s, 2)->pending_free = 1;
+	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
+	T_STR_HAS(buf, "has an owner or pending frees");
+	CL(s, 2)->pending_free = 0;
+	ci->owner = per_cpu_ptr(s->dev.pcp, 1);
+	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
+	T_STR_HAS(buf, "owner's cursor");
+	ci->owner = per_cpu_ptr(s->dev.pcp, 0);
+	expect_valid(s);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(test_free_to_nonfull_on_first_alloc),
 	T_CASE(test_order0_takes_free_cluster_when_no_nonfull),
@@ -2678,6 +2971,12 @@ static const struct t_case cases[] = {
 	T_CASE(test_alloc_forced_reclaim_bound),
 	T_CASE(test_refused_hold_frees_the_cluster),
 	T_CASE(test_alloc_waits_for_discards_in_flight),
+	T_CASE(test_fast_owned_cluster_leaves_lists),
+	T_CASE(test_fast_pending_free_fold),
+	T_CASE(test_fast_fold_empties_cluster),
+	T_CASE(test_fast_revocation),
+	T_CASE(test_fast_refuses),
+	T_CASE(test_check_owned_cluster),
 };
 
 int main(int argc, char **argv)

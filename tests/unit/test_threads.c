@@ -6,17 +6,23 @@
  *
  *  - allocator threads take entries of order 0 (one by one, and in
  *    slot-cache refills through swapalloc_alloc_batch()) and of order 4,
- *    and free some of them again;
+ *    and free some of them again.  On devices with ->fast set they try
+ *    swapalloc_alloc_fast() first, without the lock, inside the read side
+ *    of the bind lock (the kernel's rcu_read_lock()); then they take the
+ *    lock once, account what it got (swapalloc_alloc_fast_done()) and ask
+ *    the slow path for the rest;
  *  - a swap-cache thread takes entries and leaves them in the swap cache
  *    only, so that the allocators' reclaim, forced reclaim and the
  *    background reclaim free them with the lock dropped;
  *  - a worker runs main.c's reclaim and discard work items;
  *  - a rebind thread quiesces and rebuilds the device from the map, as an
  *    unbind and bind do, while frees go on (allocations wait, as the
- *    kernel's hook makes them wait).
+ *    kernel's hook makes them wait, and fast paths are waited for, as
+ *    synchronize_rcu() waits for them).
  *
  * Every slot handed out is claimed in an owner array with a
- * compare-and-swap: a slot handed out twice fails the test at once.
+ * compare-and-swap: a slot handed out twice fails the test at once.  The
+ * worker also runs swapalloc_check() now and then while all this goes on.
  * After the threads are done, swapalloc_check() and the environment's
  * accounting (sim_check()) must hold, the owner array must match the swap
  * map slot for slot, and once everything is freed nothing may be left in
@@ -64,6 +70,8 @@ struct run {
 	unsigned int seed;
 	long cache_live;		/* slots the cache thread has cached */
 	unsigned long double_claims, reclaimed, rebinds, allocated;
+	unsigned long fast;		/* entries from swapalloc_alloc_fast() */
+	unsigned long checks;		/* swapalloc_check() runs while running */
 };
 
 struct thread {
@@ -143,29 +151,36 @@ static void on_reclaim(struct sim_dev *sd, unsigned long off, unsigned int nr,
 	__atomic_fetch_add(&r->reclaimed, nr, __ATOMIC_RELAXED);
 }
 
+/*
+ * get_swap_pages() as it would be with the fast path: without the lock
+ * first, then under it once, for the accounting and whatever the fast
+ * path left.
+ */
 static int alloc_some(struct thread *t, int order, unsigned char usage,
 		      struct entry *out, int max)
 {
 	struct run *r = t->r;
 	swp_entry_t slots[16];
-	int n = 0, i;
+	int n = 0, want = min_t(int, max, 16), i;
 
 	pthread_rwlock_rdlock(&r->bind);
-	if (!order && max > 1) {
-		sim_lock(&r->s.sd);
-		n = swapalloc_alloc_batch(&r->s.dev, 0, usage, min_t(int, max, 16), slots);
-		sim_unlock(&r->s.sd);
-		for (i = 0; i < n; i++)
-			out[i] = (struct entry){ swp_offset(slots[i]), 0 };
-	} else {
-		unsigned long off = sim_alloc(&r->s, order, usage);
+	n = swapalloc_alloc_fast(&r->s.dev, order, usage, want, slots);
+	if (n)
+		__atomic_fetch_add(&r->fast, n, __ATOMIC_RELAXED);
+	sim_lock(&r->s.sd);
+	swapalloc_alloc_fast_done(&r->s.dev, order, n, slots);
+	if (n < want && !order && want > 1) {
+		n += swapalloc_alloc_batch(&r->s.dev, 0, usage, want - n, slots + n);
+	} else if (n < want) {
+		unsigned long off = swapalloc_alloc(&r->s.dev, order, usage);
 
-		if (off) {
-			out[0] = (struct entry){ off, order };
-			n = 1;
-		}
+		if (off)
+			slots[n++] = (swp_entry_t){ off };
 	}
+	sim_unlock(&r->s.sd);
 	pthread_rwlock_unlock(&r->bind);
+	for (i = 0; i < n; i++)
+		out[i] = (struct entry){ swp_offset(slots[i]), order };
 	for (i = 0; i < n; i++) {
 		if (out[i].off % (1UL << order) || out[i].off + (1UL << order) > r->s.sd.max)
 			run_fail(r, "entry %lu of order %d out of place", out[i].off, order);
@@ -233,17 +248,32 @@ static void *cacher(void *arg)
 	return NULL;
 }
 
-/* main.c's work items: background reclaim, discards. */
+/*
+ * main.c's work items: background reclaim, discards; and now and then a
+ * full swapalloc_check() while everything else runs, fast paths included
+ * (a rebuild, which lets go of the lock half done, is waited for).
+ */
 static void *worker(void *arg)
 {
 	struct thread *t = arg;
 	struct run *r = t->r;
+	unsigned long n = 0;
+	char buf[256];
 
 	shim_cpu = t->cpu;
 	while (!stopping(r)) {
 		sim_reclaim_work(&r->s);
 		if (r->s.dev.discards)
 			sim_discard_work(&r->s);
+		if (!(++n % 2)) {
+			pthread_rwlock_rdlock(&r->bind);
+			sim_lock(&r->s.sd);
+			if (swapalloc_check(&r->s.dev, buf, sizeof(buf)))
+				run_fail(r, "check while running: %s", buf);
+			sim_unlock(&r->s.sd);
+			pthread_rwlock_unlock(&r->bind);
+			__atomic_fetch_add(&r->checks, 1, __ATOMIC_RELAXED);
+		}
 		usleep(200);
 	}
 	return NULL;
@@ -258,6 +288,9 @@ static void *rebinder(void *arg)
 	shim_cpu = t->cpu;
 	while (!stopping(r)) {
 		usleep(2000 + rand_r(&t->seed) % 3000);
+		/* No last rebuild after the others stop: it would hide their state. */
+		if (stopping(r))
+			break;
 		pthread_rwlock_wrlock(&r->bind);
 		sim_rebind(&r->s);
 		pthread_rwlock_unlock(&r->bind);
@@ -297,7 +330,8 @@ static void on_alarm(int sig)
 }
 
 static void run_threads(enum swapalloc_policy policy, bool discard,
-			enum swapalloc_placement placement, unsigned long clusters)
+			enum swapalloc_placement placement, unsigned long clusters,
+			bool fast)
 {
 	static struct thread th[NR_ALLOCATORS + 3];
 	pthread_t tid[NR_ALLOCATORS + 3];
@@ -306,11 +340,13 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	int i;
 
 	T_ASSERT(r);
+	shim_warnings = 0;
 	signal(SIGALRM, on_alarm);
 	alarm(t_timeout);
 	r->iters = t_iters;
 	T_EQ(sim_init(&r->s, clusters * CS - CS / 4, policy, discard), 0);
 	r->s.dev.placement = placement;
+	r->s.dev.fast = fast;
 	sim_bind(&r->s);
 	r->owner = calloc(r->s.sd.max, sizeof(*r->owner));
 	T_ASSERT(r->owner);
@@ -338,13 +374,32 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	if (sim_check(&r->s, buf, sizeof(buf)))
 		T_FAIL("after the threads: %s", buf);
 	check_owners(r);
+	/* A WARN_ON in the core is a broken invariant, though the run went on. */
+	T_EQ(shim_warnings, 0);
 	if (t_verbose)
-		printf("  %s%s%s: %lu entries, %lu slots reclaimed, %lu rebinds\n",
+		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu slots reclaimed, %lu rebinds, %lu checks, %llu owned, %llu revoked, %llu folded\n",
 		       swapalloc_policy_name(policy), discard ? " discard" : "",
 		       placement == SA_PLACE_ANTIFRAG ? " antifrag" : "",
-		       r->allocated, r->reclaimed, r->rebinds);
+		       fast ? " fast" : "", clusters, r->allocated, r->fast, r->reclaimed,
+		       r->rebinds, r->checks, (unsigned long long)r->s.dev.stats.owned,
+		       (unsigned long long)r->s.dev.stats.revoked,
+		       (unsigned long long)r->s.dev.stats.folded);
 	T_ASSERT(r->allocated > t_iters / 4);
 	T_ASSERT(r->rebinds > 0 || t_iters < 5000);
+	/*
+	 * The fast path served most entries and frees pended in its
+	 * clusters; on a device the threads fill, clusters were taken back.
+	 */
+	if (fast && policy == SA_POLICY_PERCPU && t_iters >= 5000) {
+		T_ASSERT(r->fast > 0);
+		T_ASSERT(r->s.dev.stats.folded > 0);
+		if (clusters >= 32)
+			T_ASSERT(r->fast > r->allocated / 4);
+		else
+			T_ASSERT(r->s.dev.stats.revoked > 0);
+	}
+	if (!fast || policy != SA_POLICY_PERCPU)
+		T_EQ(r->fast, 0);
 
 	/* Everything back: nothing may stay in use. */
 	for (i = 0; i < NR_ALLOCATORS; i++)
@@ -369,30 +424,48 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	alarm(0);
 }
 
+/* The per-CPU cases run the fast path; the first one also without it. */
+static void test_threads_percpu_locked(void)
+{
+	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_DEFAULT, 160, false);
+}
+
 static void test_threads_percpu(void)
 {
-	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_DEFAULT, 160);
+	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_DEFAULT, 160, true);
 }
 
 static void test_threads_percpu_antifrag(void)
 {
-	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_ANTIFRAG, 160);
+	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_ANTIFRAG, 160, true);
 }
 
 static void test_threads_percpu_discard(void)
 {
-	run_threads(SA_POLICY_PERCPU, true, SA_PLACE_DEFAULT, 140);
+	run_threads(SA_POLICY_PERCPU, true, SA_PLACE_DEFAULT, 140, true);
 }
 
+/*
+ * A device the threads fill: free clusters run out, and allocations take
+ * other CPUs' owned clusters back while those CPUs' fast paths run.
+ */
+static void test_threads_percpu_revoke(void)
+{
+	run_threads(SA_POLICY_PERCPU, false, SA_PLACE_DEFAULT, 12, true);
+}
+
+/* ->fast set, but a global cursor: the fast path must refuse every time. */
 static void test_threads_global(void)
 {
-	run_threads(SA_POLICY_GLOBAL, false, SA_PLACE_DEFAULT, 130);
+	run_threads(SA_POLICY_GLOBAL, false, SA_PLACE_DEFAULT, 130, true);
 }
 
 static const struct t_case cases[] = {
+	T_CASE(test_threads_percpu_locked),
 	T_CASE(test_threads_percpu),
 	T_CASE(test_threads_percpu_antifrag),
 	T_CASE(test_threads_percpu_discard),
+	T_CASE(test_threads_percpu_revoke),
 	T_CASE(test_threads_global),
 };
 

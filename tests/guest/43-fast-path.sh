@@ -1,0 +1,227 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# swapalloc's lockless fast path (fast=1, ->alloc_fast() of patch 0013):
+# get_swap_pages() asks it before it takes si->lock, inside
+# rcu_read_lock(); swapoff and the unbind wait for it with
+# synchronize_rcu().
+#
+# fast=: a bad value is refused (insmod fails, nothing loaded); the
+# default leaves it off (parameter N, `fast` table says no).
+#
+# data: with fast=1 on a zram device and a non-rotational disk (the SSD
+# case), swapverify runs in a 64M memory cgroup on each in turn (the
+# other swapped off); its data reads back, the fast path handed out
+# entries (`fast` table), sa_check is ok.
+#
+# swapoff under a writer: both devices on at one priority, swapverify in
+# a loop, the disk swapped off and on FAST_SWAPOFF_ROUNDS times (3) while
+# it writes; every swapoff completes, every run verifies, sa_check ok.
+#
+# held fast path: tests/kmod/sa_fast_hold.ko holds one fast allocation
+# on the disk at the return of swapalloc_alloc_fast(), slots committed
+# but not accounted, until swapoff (then, second case, a policy switch to
+# builtin: the unbind) has begun, and then 4 s more, watching whether the
+# other side gets past try_to_unuse() or the rebuild meanwhile.  It must
+# not: both wait for the fast path with synchronize_rcu().  The writer
+# runs on CPU 0, swapoff and the switch on CPU 1; it is small for the
+# swapoff (16M runs of 64K folios paged out by MADV_PAGEOUT), so that
+# try_to_unuse() would be over within the 4 s if swapoff did not wait,
+# and the allocation held there is a 64K one: an order-0 one is a slot
+# cache refill, under the mutex that swapoff's drain of the slot caches
+# takes before try_to_unuse(), so it would hide a swapoff that does not
+# wait for the fast path.
+#
+# rmmod under the writer: the module goes with the writer running on the
+# zram device; the writer's data still reads back.
+#
+# Any WARN, lockdep report or other kernel error fails the run (vm-run.sh
+# scans the console).
+#
+# vm: --mem 1G --smp 2 --disk fast0:192M --timeout 900
+
+# The hold busy-waits on CPU 0: everything here runs on CPU 1 but the writer.
+if [ -z "${FAST_PINNED:-}" ]; then
+	FAST_PINNED=1 exec taskset -c 1 "$0" "$@"
+fi
+. "$(dirname "$0")/../lib/guest.sh"
+
+verify=$(tool swapverify) || { fail "swapverify built"; finish; }
+ko=$SWAPALLOC_TOP/swapalloc.ko
+hold=$SWAPALLOC_TOP/tests/kmod/sa_fast_hold.ko
+[ -f "$hold" ] || { fail "sa_fast_hold.ko built" "no $hold (tests/run builds tests/kmod)"; finish; }
+prm=/sys/module/sa_fast_hold/parameters
+rounds=${FAST_SWAPOFF_ROUNDS:-3}
+
+swapoff_all
+D=$(find_disk fast0) && set_rotational "$D" 0 && mkswap "$D" >/dev/null ||
+	{ fail "disk fast0"; finish; }
+Z=$(setup_zram 192M) || { fail "zram"; finish; }
+swapoff "$Z"
+dn=${D##*/} zn=${Z##*/}
+cg=$(memcg fastpath 64M)
+
+# fast_col DEV COL: column COL of DEV's `fast` table.
+fast_col() { sa_col "$SA_DBG/$1/fast" '' "$2"; }
+
+check_dev() {
+	local name=$1 r
+	r=$(sa_check "$2")
+	[ "$r" = ok ] && pass "$name: sa_check $2" || fail "$name: sa_check $2" "$r"
+}
+
+# verify_run NAME SIZE: one swapverify run in the cgroup, on CPU 0.
+verify_run() {
+	local out
+	if out=$("${in_memcg[@]}" "$cg" taskset -c 0 "$verify" -q -s "$2" -c 32M -p 2 -i 2 2>&1); then
+		note "$1: $(echo "$out" | tail -n 1)"
+		pass "$1: data reads back"
+	else
+		echo "$out" | tail -n 20 | sed 's/^/# /'
+		fail "$1: data reads back" "$(echo "$out" | tail -n 1)"
+	fi
+}
+
+# writer_start [small] / writer_stop NAME: swapverify in a loop on CPU 0,
+# in the cgroup; small: 16M runs of 64K folios outside it, paged out by
+# MADV_PAGEOUT alone, so that swapoff has little to bring back.
+writer_start() {
+	rm -f /tmp/stop /tmp/writer.log /tmp/writer.runs
+	if [ "${1:-}" = small ]; then
+		repeat_until_stop /tmp/writer.log /tmp/writer.runs \
+			taskset -c 0 "$verify" -q -s 16M -c 4M -f 64k -i 1 &
+	else
+		repeat_until_stop /tmp/writer.log /tmp/writer.runs \
+			"${in_memcg[@]}" "$cg" taskset -c 0 "$verify" -q -s 96M -c 32M -i 1 &
+	fi
+	wpid=$!
+}
+writer_stop() {
+	local rc=0 runs bad
+	touch /tmp/stop
+	wait_bounded 300 "$wpid" || rc=$?
+	runs=$(wc -l < /tmp/writer.runs 2>/dev/null || echo 0)
+	bad=$(grep -vc ' exit 0$' /tmp/writer.runs 2>/dev/null || true)
+	if [ $rc = 0 ] && [ "$runs" -gt 0 ] && [ "${bad:-0}" = 0 ]; then
+		pass "$1: every writer run verifies ($runs runs)"
+	else
+		tail -n 20 /tmp/writer.log | sed 's/^/# /'
+		fail "$1: every writer run verifies" "$runs runs, ${bad:-?} failed, wait rc $rc"
+	fi
+}
+
+# --- fast=: bad values refused, off by default
+if insmod "$ko" fast=maybe 2>/tmp/insmod.err; then
+	fail "fast=maybe refused" "insmod succeeded"
+	rmmod swapalloc
+else
+	[ -d /sys/module/swapalloc ] && fail "fast=maybe refused" "module left loaded" ||
+		pass "fast=maybe refused ($(tr '\n' ' ' < /tmp/insmod.err))"
+fi
+swapon "$D" || { fail "swapon $D"; finish; }
+must insmod "$ko" || finish
+p=$(cat /sys/module/swapalloc/parameters/fast)
+e=$(fast_col "$dn" enabled)
+[ "$p" = N ] && [ "$e" = no ] && pass "fast off by default" ||
+	fail "fast off by default" "parameter $p, enabled $e"
+must rmmod swapalloc
+swapoff "$D"
+
+# --- data through the fast path, zram then the disk
+must insmod "$ko" fast=1 || finish
+for dev in "$Z" "$D"; do
+	n=${dev##*/}
+	swapon "$dev" || { fail "swapon $dev"; continue; }
+	e=$(fast_col "$n" enabled)
+	[ "$e" = yes ] && pass "$n: fast path enabled" || fail "$n: fast path enabled" "enabled $e"
+	verify_run "$n" 64M
+	f=$(fast_col "$n" entries)
+	note "$n fast table: $(tail -n 1 "$SA_DBG/$n/fast")"
+	[ "${f:-0}" -gt 0 ] && pass "$n: fast path used ($f entries)" ||
+		fail "$n: fast path used" "entries ${f:-none}"
+	check_dev "$n" "$n"
+	swapoff "$dev" || fail "$n: swapoff"
+done
+
+# --- swapoff of the disk under a writer
+swapon -p 5 "$Z" && swapon -p 5 "$D" || { fail "swapon both"; finish; }
+writer_start
+sleep 5
+for ((i = 1; i <= rounds; i++)); do
+	rc=0
+	swapoff "$D" &
+	wait_bounded 120 $! || rc=$?
+	[ $rc = 0 ] && pass "swapoff under writer $i" || fail "swapoff under writer $i" "rc $rc"
+	check_dev "swapoff under writer $i" "$zn"
+	swapon -p 5 "$D" || fail "swapon again $i"
+	sleep 3
+done
+writer_stop "swapoff under writer"
+check_dev "swapoff under writer" "$dn"
+note "fast tables: $zn $(tail -n 1 "$SA_DBG/$zn/fast"); $dn $(tail -n 1 "$SA_DBG/$dn/fast")"
+
+# --- a fast allocation held open across swapoff, then across an unbind
+# The disk first; the writer's pages go to zram once it is off or unbound.
+swapoff "$Z" && swapoff "$D" && swapon -p 1 "$Z" && swapon -p 10 "$D" ||
+	fail "swapon for the holds"
+IFS=: read -r maj min < "/sys/block/$dn/dev"
+must insmod "$hold" major="$maj" minor="$min" cpu=0 linger_ms=4000 || finish
+
+# held NAME CMD...: arm the hold, wait for it to begin under the writer,
+# run CMD (on this CPU, 1) and check what the hold saw.
+held() {
+	local name=$1 hits0 op0 ov0 hits rc=0 t0
+	shift
+	read -r hits0 < "$prm/hits"
+	read -r op0 < "$prm/opened"
+	read -r ov0 < "$prm/overtaken"
+	echo 1 > "$prm/armed"
+	for _ in $(seq 600); do
+		read -r hits < "$prm/hits"
+		[ "$hits" -gt "$hits0" ] && break
+		sleep 0.1
+	done
+	if [ "$hits" -le "$hits0" ]; then
+		echo 0 > "$prm/armed"
+		fail "$name: a fast allocation is held" "no hold began in 60 s"
+		return
+	fi
+	pass "$name: a fast allocation is held"
+	t0=$SECONDS
+	"$@" &
+	wait_bounded 120 $! || rc=$?
+	[ $rc = 0 ] && pass "$name: completes ($((SECONDS - t0)) s)" || fail "$name: completes" "rc $rc"
+	read -r op < "$prm/opened"
+	read -r ov < "$prm/overtaken"
+	[ "$op" -gt "$op0" ] && pass "$name: the hold saw it begin" ||
+		fail "$name: the hold saw it begin" "opened $op0 -> $op"
+	[ "$ov" = "$ov0" ] && pass "$name: waited for the held fast path" ||
+		fail "$name: waited for the held fast path" "overtaken $ov0 -> $ov"
+}
+
+mthp_enable 64 || fail "64K mTHP enabled"
+writer_start small
+sleep 3
+echo 4 > "$prm/min_order"
+held "held swapoff" swapoff "$D"
+swapon -p 10 "$D" || fail "swapon after held swapoff"
+sleep 3
+echo 0 > "$prm/min_order"
+held "held unbind" sa_policy "$dn" builtin
+writer_stop "held fast path"
+dmesg | grep 'sa_fast_hold: held' | sed 's/^/# /'
+must rmmod sa_fast_hold
+sa_policy "$dn" percpu || fail "back to percpu"
+check_dev "after the holds" "$dn"
+
+# --- rmmod under the writer (on zram, still on from the holds)
+swapoff "$D" || fail "swapoff $D before rmmod"
+writer_start
+sleep 5
+rc=0
+rmmod swapalloc &
+wait_bounded 120 $! || rc=$?
+[ $rc = 0 ] && pass "rmmod under writer" || fail "rmmod under writer" "rc $rc"
+sleep 3
+writer_stop "rmmod under writer"
+finish
