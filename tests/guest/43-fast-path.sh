@@ -15,8 +15,9 @@
 # entries (`fast` table), sa_check is ok.
 #
 # swapoff under a writer: both devices on at one priority, swapverify in
-# a loop, the disk swapped off and on FAST_SWAPOFF_ROUNDS times (3) while
-# it writes; every swapoff completes, every run verifies, sa_check ok.
+# a loop, the disk swapped off and on FAST_SWAPOFF_ROUNDS times (2; make
+# stress 6) while it writes; every swapoff completes, every run verifies,
+# sa_check ok.
 #
 # held fast path: tests/kmod/sa_fast_hold.ko holds one fast allocation
 # on the disk at the return of swapalloc_alloc_fast(), slots committed
@@ -51,7 +52,11 @@ ko=$SWAPALLOC_TOP/swapalloc.ko
 hold=$SWAPALLOC_TOP/tests/kmod/sa_fast_hold.ko
 [ -f "$hold" ] || { fail "sa_fast_hold.ko built" "no $hold (tests/run builds tests/kmod)"; finish; }
 prm=/sys/module/sa_fast_hold/parameters
-rounds=${FAST_SWAPOFF_ROUNDS:-3}
+# make check swaps the disk off and on twice under the writer, make stress
+# (SWAPALLOC_STRESS=1) six times.
+rounds=2
+[ "${SWAPALLOC_STRESS:-0}" != 1 ] || rounds=6
+rounds=${FAST_SWAPOFF_ROUNDS:-$rounds}
 
 swapoff_all
 D=$(find_disk fast0) && set_rotational "$D" 0 && mkswap "$D" >/dev/null ||
