@@ -1154,7 +1154,6 @@ again:
 			goto done;
 	}
 
-free_clusters:
 	while (!list_empty(&dev->free)) {
 		struct swapalloc_cluster *ci;
 
@@ -1177,18 +1176,14 @@ free_clusters:
 
 	/*
 	 * Nothing free is left, but clusters other CPUs own may have room:
-	 * take them all back, once per allocation.  Their owners' cursors
-	 * are still in them, so only the passes over other CPUs' current
-	 * clusters below reach them; the scans above would pass over them
-	 * again, so do not start over (on a nearly full device that doubled
-	 * the map reads of one allocation under the lock).  A cluster whose
-	 * pending frees emptied it went to the free list: try that first.
+	 * take them all back, once per allocation, and start over.  Their
+	 * owners' cursors are still in them, so the scans reach them only in
+	 * the passes over other CPUs' current clusters below.
 	 */
 	if (dev->nr_owned && !revoked) {
 		revoked = true;
 		sa_revoke(dev);
-		owned = true;
-		goto free_clusters;
+		goto again;
 	}
 
 	/*
