@@ -84,7 +84,7 @@ bound_as() {
 # FOLIOS names, e.g. "64k") on DEV with swapalloc bound.
 scenario() {
 	local name=$1 dev=$2 size=$3 folios=${4:-4k 64k} out0 fb0 ok0 fail0 out fb ok fl f
-	out0=$(cat $stats/swpout); fb0=$(cat $stats/swpout_fallback)
+	out0=$(<$stats/swpout); fb0=$(<$stats/swpout_fallback)
 	ok0=$(alloc_col "$dev" 4 success); fail0=$(alloc_col "$dev" 4 fail)
 	for f in $folios; do
 		run "$name: ${f^^} folios" "$f" "$size"
@@ -94,7 +94,7 @@ scenario() {
 	sums=$(occupancy_sums "$dev")
 	[ "${sums% *}" = "${sums#* }" ] && pass "$name: cluster occupancy sums to the cluster count" ||
 		fail "$name: cluster occupancy sums to the cluster count" "lists $sums total"
-	out=$(( $(cat $stats/swpout) - out0 )); fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
+	out=$(( $(<$stats/swpout) - out0 )); fb=$(( $(<$stats/swpout_fallback) - fb0 ))
 	ok=$(( $(alloc_col "$dev" 4 success) - ok0 )); fl=$(( $(alloc_col "$dev" 4 fail) - fail0 ))
 	note "$name: 64K swpout +$out fallback +$fb; swapalloc order-4 success +$ok fail +$fl"
 	# The kernel counts writes, swapalloc counts allocations.  On zram
@@ -172,10 +172,10 @@ if echo antifrag > "$ctl/$d/policy" && grep -q '\[antifrag\]' "$ctl/$d/policy"; 
 	# Thousands are kept (6813 in one run): a handful means the question
 	# is not asked where the kernel frees.
 	[ "$kept" -ge 256 ] && pass "ssd virtio antifrag: slots kept at swap-in ($kept, at least 256)" ||
-		fail "ssd virtio antifrag: slots kept at swap-in (at least 256)" "cache_kept +$kept: $(cat "$dbg/$d/place")"
+		fail "ssd virtio antifrag: slots kept at swap-in (at least 256)" "cache_kept +$kept: $(<"$dbg/$d/place")"
 	check_invariants "swapalloc ssd virtio antifrag" "$d"
 else
-	fail "ssd virtio: policy antifrag" "$(cat "$ctl/$d/policy")"
+	fail "ssd virtio: policy antifrag" "$(<"$ctl/$d/policy")"
 fi
 must swapoff "$ssd"
 

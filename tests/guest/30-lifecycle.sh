@@ -167,7 +167,7 @@ wait_verify "data intact while debugfs is read" /tmp/v2.log
 check_ok "invariants after debugfs reads" zram0
 
 # --- garbage written to reset: -EINVAL, counters unchanged
-before=$(cat "$dbg/zram0/alloc")
+before=$(<"$dbg/zram0/alloc")
 # An empty write never reaches the file: "empty" is a lone newline.
 for junk in $'\n' "abc" "-1" "2" "1junk" "99999999999999999999" " 1 1" "0x1"; do
 	if printf '%s' "$junk" > "$ctl/zram0/reset" 2>/tmp/err; then
@@ -175,10 +175,10 @@ for junk in $'\n' "abc" "-1" "2" "1junk" "99999999999999999999" " 1 1" "0x1"; do
 	elif grep -q "Invalid argument" /tmp/err; then
 		pass "reset '$junk' refused with EINVAL"
 	else
-		fail "reset '$junk' refused with EINVAL" "$(cat /tmp/err)"
+		fail "reset '$junk' refused with EINVAL" "$(</tmp/err)"
 	fi
 done
-[ "$(cat "$dbg/zram0/alloc")" = "$before" ] && pass "counters unchanged by garbage" ||
+[ "$(<"$dbg/zram0/alloc")" = "$before" ] && pass "counters unchanged by garbage" ||
 	fail "counters unchanged by garbage"
 echo 1 > "$ctl/zram0/reset"
 [ "$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
@@ -202,7 +202,7 @@ if swapoff "$zram" 2>/tmp/swapoff.err; then
 		pass "swapoff of a bound device while another process pages out"
 	fi
 else
-	fail "swapoff of a bound device while another process pages out" "$(cat /tmp/swapoff.err)"
+	fail "swapoff of a bound device while another process pages out" "$(</tmp/swapoff.err)"
 fi
 wait_verify "data intact across swapoff" /tmp/v3.log
 check_ok "invariants of the remaining device" zram1

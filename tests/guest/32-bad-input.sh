@@ -42,27 +42,31 @@ check_ok() {
 	[ "$res" = ok ] && pass "$name" || fail "$name" "$res"
 }
 
-loaded() { grep -q "^swapalloc " /proc/modules; }
+loaded() {
+	local m _
+	while read -r m _; do [ "$m" = swapalloc ] && return 0; done < /proc/modules
+	return 1
+}
 
 # bad_insmod LABEL LOGRE ARG: insmod with ARG fails with EINVAL, nothing is
 # left loaded, the kernel log has a line matching LOGRE since the attempt.
 bad_insmod() {
-	local label=$1 re=$2 arg=$3 err n0
+	local label=$1 re=$2 arg=$3 err
 	tried=$((tried + 1))
-	n0=$(dmesg | wc -l)
+	kmsg_mark
 	if insmod "$ko" "$arg" 2>/tmp/insmod.err; then
 		fail "insmod $label refused" "it loaded"
 		rmmod swapalloc
 		return
 	fi
-	err=$(cat /tmp/insmod.err)
+	err=$(</tmp/insmod.err)
 	if loaded; then
 		fail "insmod $label refused" "module left loaded"
-	elif ! grep -q "Invalid argument\|Invalid parameters" <<<"$err"; then
+	elif [[ $err != *"Invalid argument"* && $err != *"Invalid parameters"* ]]; then
 		fail "insmod $label refused with EINVAL" "$err"
-	elif ! dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: $re"; then
+	elif ! kmsg_since "swapalloc: $re"; then
 		fail "insmod $label refused, the kernel log says why" \
-			"no 'swapalloc: $re' in: $(dmesg | tail -n +$((n0 + 1)) | tail -n 3 | tr '\n' ' ')"
+			"no 'swapalloc: $re' in: $(dmesg | tail -n +$((_kmsg_mark + 1)) | tail -n 3 | tr '\n' ' ')"
 	else
 		pass "insmod $label refused with EINVAL, the kernel log says why"
 	fi
@@ -89,9 +93,9 @@ bad_insmod "policy= non-ASCII" "policy= must be auto, percpu or global" "policy=
 # An unknown parameter: the module loader ignores it (6.12 does so for
 # every module) and says so; nothing else changes.
 tried=$((tried + 1))
-n0=$(dmesg | wc -l)
+kmsg_mark
 if must insmod "$ko" bogus=1; then
-	dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: unknown parameter 'bogus' ignored" &&
+	kmsg_since "swapalloc: unknown parameter 'bogus' ignored" &&
 		pass "insmod bogus=1: the kernel log says it is ignored" ||
 		fail "insmod bogus=1: the kernel log says it is ignored" "$(dmesg | tail -n 2 | tr '\n' ' ')"
 	must rmmod swapalloc
@@ -110,7 +114,7 @@ name=${zram##*/}
 
 # A device that does not exist: loads, binds nothing, the log says so.
 tried=$((tried + 1))
-n0=$(dmesg | wc -l)
+kmsg_mark
 if must insmod "$ko" devices=nosuchdev; then
 	# Its directory is there, for its policy file to take it.
 	if [ "$(sa_col "$dbg/devices" "$name" owner)" != builtin ] ||
@@ -119,9 +123,9 @@ if must insmod "$ko" devices=nosuchdev; then
 	else
 		pass "devices=nosuchdev binds nothing ($name stays builtin, its policy file says so)"
 	fi
-	dmesg | tail -n +$((n0 + 1)) | grep -q "swapalloc: devices=: no active swap device nosuchdev" &&
+	kmsg_since "swapalloc: devices=: no active swap device nosuchdev" &&
 		pass "devices=nosuchdev: the kernel log names it" ||
-		fail "devices=nosuchdev: the kernel log names it" "$(dmesg | tail -n +$((n0 + 1)) | tr '\n' ' ')"
+		fail "devices=nosuchdev: the kernel log names it" "$(dmesg | tail -n +$((_kmsg_mark + 1)) | tr '\n' ' ')"
 	must rmmod swapalloc
 fi
 
@@ -149,14 +153,15 @@ for f in $writable; do
 	nbad=0
 	for j in "${junk[@]}"; do
 		tried=$((tried + 1))
-		shown=$(printf '%q' "$j" | cut -c1-24)
+		printf -v shown '%q' "$j"
+		shown=${shown:0:24}
 		if printf '%s' "$j" > "$f" 2>/tmp/err; then
 			# An empty write never reaches the file (no write(2) call).
 			[ -z "$j" ] && continue
 			fail "$rel: write $shown refused" "write succeeded"
 			nbad=$((nbad + 1))
-		elif ! grep -q "Invalid argument" /tmp/err; then
-			fail "$rel: write $shown refused with EINVAL" "$(cat /tmp/err)"
+		elif [[ $(</tmp/err) != *"Invalid argument"* ]]; then
+			fail "$rel: write $shown refused with EINVAL" "$(</tmp/err)"
 			nbad=$((nbad + 1))
 		fi
 	done
@@ -164,8 +169,8 @@ for f in $writable; do
 	tried=$((tried + 1))
 	v=1
 	[ "${rel##*/}" = policy ] && v=auto
-	if printf '%s\0x' "$v" > "$f" 2>/tmp/err || ! grep -q "Invalid argument" /tmp/err; then
-		fail "$rel: write '$v\\0x' refused with EINVAL" "$(cat /tmp/err)"
+	if printf '%s\0x' "$v" > "$f" 2>/tmp/err || [[ $(</tmp/err) != *"Invalid argument"* ]]; then
+		fail "$rel: write '$v\\0x' refused with EINVAL" "$(</tmp/err)"
 		nbad=$((nbad + 1))
 	fi
 	[ $nbad -eq 0 ] && pass "$rel: $((${#junk[@]} + 1)) bad writes refused with EINVAL"
@@ -195,7 +200,7 @@ if kill -0 $spid 2>/dev/null; then
 elif wait $spid; then
 	pass "swapoff with debugfs and sysfs descriptors open"
 else
-	fail "swapoff with debugfs and sysfs descriptors open" "$(cat /tmp/err)"
+	fail "swapoff with debugfs and sysfs descriptors open" "$(</tmp/err)"
 fi
 tried=$((tried + 3))
 if out=$(cat <&3 2>&1); then
@@ -218,7 +223,7 @@ exec 3<&- 4>&- 5>&-
 wait_gone "$ctl/$name" && pass "swapoff removed $ctl/$name" || fail "swapoff removed $ctl/$name"
 must swapon "$zram"
 [ -e "$dbg/$name" ] && [ -e "$ctl/$name/policy" ] && pass "swapon bound $name again" ||
-	fail "swapon bound $name again" "$(cat "$dbg/devices")"
+	fail "swapon bound $name again" "$(<"$dbg/devices")"
 exec 3< "$dbg/$name/alloc"
 exec 5> "$ctl/$name/policy"
 tried=$((tried + 2))
@@ -227,7 +232,7 @@ if rmmod swapalloc 2>/tmp/err; then
 	exec 3<&-
 else
 	grep -q "in use" /tmp/err && pass "rmmod refused while a debugfs file is open (in use)" ||
-		fail "rmmod refused while a debugfs file is open, saying why" "$(cat /tmp/err)"
+		fail "rmmod refused while a debugfs file is open, saying why" "$(</tmp/err)"
 	if loaded && [ -e "$dbg/$name" ]; then
 		check_ok "nothing changed by the refused rmmod" "$name"
 	else
@@ -252,7 +257,7 @@ must insmod "$ko" || finish
 edge() {
 	local label=$1 size=$2 dev n i off
 	shift 2
-	dev=$(setup_zram "$size" 2>/tmp/err) || { fail "$label: set up" "$(cat /tmp/err)"; return; }
+	dev=$(setup_zram "$size" 2>/tmp/err) || { fail "$label: set up" "$(</tmp/err)"; return; }
 	if [ $# -gt 0 ]; then
 		must swapoff "$dev" || return
 		# union swap_header: nr_badpages at 1032, badpages[] at 1536, __u32 LE.
@@ -271,7 +276,7 @@ edge() {
 	local d=${dev##*/} slots
 	slots=$(awk -v d="$dev" '$1 == d { print $3 / 4 }' /proc/swaps)
 	if [ "$(sa_col "$dbg/devices" "$d" owner)" != swapalloc ]; then
-		fail "$label: bound" "$(cat "$dbg/devices")"
+		fail "$label: bound" "$(<"$dbg/devices")"
 	else
 		pass "$label ($slots slots): bound"
 	fi

@@ -123,7 +123,7 @@ must mkswapfile "$f3" 32 fallocate || finish
 must swapon "$f1" || finish
 n0=$(dmesg | wc -l)
 must insmod "$ko" "devices=$n1,$mnt/swap2" || finish
-p=$(cat /sys/module/swapalloc/parameters/devices)
+p=$(</sys/module/swapalloc/parameters/devices)
 [ "$p" = "$n1,$n2" ] && pass "devices=: '/' in a file's path is read as '!' ($p)" ||
 	fail "devices=: '/' in a file's path is read as '!'" "parameter reads '$p'"
 log=$(dmesg | tail -n +$((n0 + 1)))
@@ -135,11 +135,11 @@ bound "$n1" "file swapped on before insmod, named with '!'"
 sane_table "after insmod"
 
 # --- 4K and 64K folios on a file: order 0 only, verified.
-out0=$(cat $stats/swpout) fb0=$(cat $stats/swpout_fallback)
+out0=$(<$stats/swpout) fb0=$(<$stats/swpout_fallback)
 req0=$(alloc_col "$n1" 4 requests) ok0=$(alloc_col "$n1" 0 success)
 verify_run "4K folios on a bound swap file" 4k $vol
 verify_run "64K folios on a bound swap file" 64k $vol
-out=$(( $(cat $stats/swpout) - out0 )) fb=$(( $(cat $stats/swpout_fallback) - fb0 ))
+out=$(( $(<$stats/swpout) - out0 )) fb=$(( $(<$stats/swpout_fallback) - fb0 ))
 req=$(( $(alloc_col "$n1" 4 requests) - req0 )) ok=$(( $(alloc_col "$n1" 0 success) - ok0 ))
 note "swap file: 64K swpout +$out swpout_fallback +$fb; swapalloc order-4 requests +$req, order-0 successes +$ok"
 if [ "$fb" -gt 0 ] && [ "$out" -eq 0 ] && [ "$req" -eq 0 ] && [ "$ok" -gt 0 ]; then
@@ -212,7 +212,7 @@ holder=$!
 for _ in $(seq 120); do grep -q holding /tmp/fill.log && break; sleep 0.5; done
 used=$(awk -v f="$f1" '$1 == f { print $4 }' /proc/swaps)
 note "holder: $(head -n 1 /tmp/fill.log); $f1 uses ${used:-?} KiB"
-[ "${used:-0}" -gt 0 ] || fail "data held on $n1" "$(cat /tmp/fill.log) /proc/swaps: $(cat /proc/swaps | tr '\n' '|')"
+[ "${used:-0}" -gt 0 ] || fail "data held on $n1" "$(</tmp/fill.log) /proc/swaps: $(cat /proc/swaps | tr '\n' '|')"
 check_ok "$n1" "file with data held"
 must rmmod swapalloc && pass "rmmod with data on a bound file"
 kill -TERM $holder

@@ -152,7 +152,7 @@ state_ok() {
 		fi
 	done < "$dbg/devices"
 	[ $rows -eq ${#devs[@]} ] || bad "$label: a row per device" "$(tr '\n' '|' < "$dbg/devices")"
-	rmmod swapalloc 2>/tmp/rm.err || bad "$label: rmmod" "$(cat /tmp/rm.err)"
+	rmmod swapalloc 2>/tmp/rm.err || bad "$label: rmmod" "$(</tmp/rm.err)"
 	[ ! -e "$dbg" ] || bad "$label: rmmod removed $dbg" "it is still there"
 }
 
@@ -254,15 +254,17 @@ sweep_insmod() {
 # policy file says [builtin]; or none at all where a fault failed its
 # creation (debugfs is best effort: the files go, the device stays).
 builtin_dir_ok() {
-	[ ! -e "$dbg/$1" ] || [ ! -e "$ctl/$1/policy" ] ||
-		grep -qs '\[builtin\]' "$ctl/$1/policy"
+	local p=
+	[ ! -e "$dbg/$1" ] || [ ! -e "$ctl/$1/policy" ] && return 0
+	read -r p < "$ctl/$1/policy" 2>/dev/null
+	[[ $p == *"[builtin]"* ]]
 }
 
 # swapon_ok LABEL: after a swapon of $spare that returned $ret: swapped on
 # and bound (check ok) or left builtin (no directory; sets $left_builtin),
 # then swapoff works; or refused and nothing is left of it.
 swapon_ok() {
-	local label=$1 name=${spare##*/} row
+	local label=$1 name=${spare##*/} row swaps
 	left_builtin=0
 	row=$(sa_col "$dbg/devices" "$name" owner 2>/dev/null)
 	if [ "$ret" = 0 ]; then
@@ -275,8 +277,9 @@ swapon_ok() {
 		else
 			bad "$label: $name bound or builtin" "row owner '$row', $(ls "$dbg")"
 		fi
-		swapoff "$spare" 2>/tmp/so.err || bad "$label: swapoff" "$(cat /tmp/so.err)"
-	elif [ -n "$row" ] || [ -e "$dbg/$name" ] || grep -q "^$spare " /proc/swaps; then
+		swapoff "$spare" 2>/tmp/so.err || bad "$label: swapoff" "$(</tmp/so.err)"
+	elif [ -n "$row" ] || [ -e "$dbg/$name" ] ||
+	     { read_swaps; [[ " $swaps" == *" $spare "* ]]; }; then
 		bad "$label: a failed swapon leaves nothing" "row '$row'"
 	fi
 }
@@ -379,7 +382,7 @@ echo 1000000 > $fs/times
 quiet
 line=$("$fn" -m insmod "$ko" 2>&1)
 loud
-n100=$((1000000 - $(cat $fs/times)))
+n100=$((1000000 - $(<$fs/times)))
 if parse "$line" && [ "$ret" != 0 ] && ! loaded; then
 	pass "insmod with every slab allocation failing: refused ($ret), $n100 faults"
 else
@@ -399,7 +402,7 @@ for i in 1 2 3 4 5; do
 	[ "$ret" = 0 ] && on10=$((on10 + 1)) left10=$((left10 + left_builtin))
 done
 loud
-nrand=$((1000000 - $(cat $fs/times) - n100))
+nrand=$((1000000 - $(<$fs/times) - n100))
 # Probability 0 first: with task-filter off every task would see the faults.
 echo 0 > $fs/probability; echo N > $fs/task-filter; echo 1 > $fs/times
 disarm

@@ -185,10 +185,10 @@ maxpend=0
 for cycle in 1 2; do
 	"$fill" -s $((size - 4096))K -H > /tmp/a.log 2>&1 &
 	apid=$!
-	wait_line /tmp/a.log "swapfill: holding" $apid || { fail "direct $cycle: A filled the device" "$(cat /tmp/a.log)"; break; }
+	wait_line /tmp/a.log "swapfill: holding" $apid || { fail "direct $cycle: A filled the device" "$(</tmp/a.log)"; break; }
 	"$fill" -s 64M -p 5 -w > /tmp/b.log 2>&1 &
 	bpid=$!
-	wait_line /tmp/b.log "swapfill: ready" $bpid || { fail "direct $cycle: B ready" "$(cat /tmp/b.log)"; break; }
+	wait_line /tmp/b.log "swapfill: ready" $bpid || { fail "direct $cycle: B ready" "$(</tmp/b.log)"; break; }
 	note "direct $cycle: A $(grep swapped /tmp/a.log); $(awk -v d="$d" '$1 == d { print "Used " $4 " of " $3 " KiB" }' /proc/swaps)"
 	# B starts paging out as A exits: B's allocations meet the clusters
 	# A's exit frees, which wait for discard.

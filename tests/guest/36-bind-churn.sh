@@ -303,7 +303,7 @@ else
 		"insmod exit $rc; $A held ${left:-0} of ${a_used:-0} KiB when insmod returned"
 fi
 [ $orc -eq 0 ] && pass "swapoff of $A with swapalloc loaded meanwhile" ||
-	fail "swapoff of $A with swapalloc loaded meanwhile" "exit $orc: $(cat /tmp/off.err)"
+	fail "swapoff of $A with swapalloc loaded meanwhile" "exit $orc: $(</tmp/off.err)"
 check_dev "swapoff-insmod" "$D"
 kill -TERM $holder
 if wait_bounded 120 $holder && grep -q ' 0 mismatches' /tmp/off-fill.log; then

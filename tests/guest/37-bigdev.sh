@@ -31,7 +31,7 @@ max_hold_us=${BIGDEV_MAX_HOLD_US:-50000}
 # --- the kernel's default lockup limits
 echo 10 > /proc/sys/kernel/watchdog_thresh
 echo 21 > /sys/module/rcupdate/parameters/rcu_cpu_stall_timeout 2>/dev/null
-wt=$(cat /proc/sys/kernel/watchdog_thresh)
+wt=$(</proc/sys/kernel/watchdog_thresh)
 rst=$(cat /sys/module/rcupdate/parameters/rcu_cpu_stall_timeout 2>/dev/null || echo ?)
 note "watchdog_thresh $wt (soft lockup after $((2 * wt)) s), rcu_cpu_stall_timeout $rst"
 [ "$wt" = 10 ] && pass "watchdog_thresh is the default 10" ||

@@ -99,7 +99,7 @@ one() {
 	base=$(swaps_col "$dev" 4)
 	# shellcheck disable=SC2086 # kargs: more module parameters, if any
 	if ! insmod "$ko" dev="${dev##*/}" test="$t" ${kargs:-} 2>/tmp/insmod.err; then
-		fail "$t: insmod" "$(cat /tmp/insmod.err)"
+		fail "$t: insmod" "$(</tmp/insmod.err)"
 		log_since "$mark" | sed 's/^/# /' | tail -n 20
 		return
 	fi
@@ -159,7 +159,7 @@ unbind_in_alloc() {
 	echo "$mark" > /dev/kmsg
 	gsp_trace_on || { fail "$t: get_swap_pages traceable" "cannot add kprobe events"; return; }
 	if ! insmod "$ko" dev="${dev##*/}" test=$t 2>/tmp/insmod.err; then
-		fail "$t: insmod" "$(cat /tmp/insmod.err)"
+		fail "$t: insmod" "$(</tmp/insmod.err)"
 		return
 	fi
 	"$fill" -s 4M -H > /tmp/fill.log 2>&1 &
@@ -236,11 +236,11 @@ free_in_unbind() {
 	mark="sa-helpers-suite: begin $t"
 	echo "$mark" > /dev/kmsg
 	if ! { insmod "$ko" dev="${dev##*/}" test=bind && rmmod sa_helpers_test; } 2>/tmp/insmod.err; then
-		fail "$t: a first bind and unbind" "$(cat /tmp/insmod.err)"
+		fail "$t: a first bind and unbind" "$(</tmp/insmod.err)"
 		return
 	fi
 	if ! insmod "$ko" dev="${dev##*/}" test=$t 2>/tmp/insmod.err; then
-		fail "$t: insmod" "$(cat /tmp/insmod.err)"
+		fail "$t: insmod" "$(</tmp/insmod.err)"
 		return
 	fi
 	par=/sys/module/sa_helpers_test/parameters/hold

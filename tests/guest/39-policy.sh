@@ -289,7 +289,7 @@ for ((r = 1; r <= rounds; r++)); do
 			prev=$(active "$d")
 			writes=$((writes + 1))
 			if ! echo "$c" > "$ctl/$d/policy" 2>/tmp/err; then
-				wfail=$((wfail + 1)); note "round $r: $d: write $c: $(cat /tmp/err)"
+				wfail=$((wfail + 1)); note "round $r: $d: write $c: $(</tmp/err)"
 				continue
 			fi
 			m=$(agrees "$d" "$c") || { rb=$((rb + 1)); note "round $r: $m"; }
@@ -376,7 +376,7 @@ if kill -0 $so 2>/dev/null; then
 elif wait $so; then
 	pass "swapoff during policy writes on a held descriptor"
 else
-	fail "swapoff during policy writes on a held descriptor" "$(cat /tmp/swapoff.err)"
+	fail "swapoff during policy writes on a held descriptor" "$(</tmp/swapoff.err)"
 fi
 touch /tmp/stop_pol
 wait_bounded 30 $pw >/dev/null || fail "the policy writer stops after swapoff" "still running"
@@ -391,7 +391,7 @@ m=$(agrees "$sn" auto) && pass "swapon again: the default (auto) again" || fail 
 # --- a released device keeps its directory; its swapoff removes it
 note "t=$SECONDS s: a released device keeps its directory; its swapoff removes it"
 must eval "echo builtin > $ctl/$rn/policy"
-[ "$(cat "$ctl/$rn/policy")" = "$(line builtin)" ] && [ -e "$ctl/$rn/check" ] &&
+[ "$(<"$ctl/$rn/policy")" = "$(line builtin)" ] && [ -e "$ctl/$rn/check" ] &&
 	pass "a released device keeps its policy file" || fail "a released device keeps its policy file"
 res=$(cat "$dbg/$rn/alloc" 2>&1) && fail "a released device's alloc fails" "$res" ||
 	pass "a released device's alloc fails ($(sed 's/.*: //' <<<"$res"))"
@@ -437,7 +437,7 @@ fi
 exec 6>&-
 [ ! -e "$ctl" ] && pass "rmmod removed $ctl" || fail "rmmod removed $ctl" "$(ls "$ctl")"
 [ "$(grep -c '^/' /proc/swaps)" = 3 ] && pass "rmmod: all three devices still swapping" ||
-	fail "rmmod: all three devices still swapping" "$(cat /proc/swaps)"
+	fail "rmmod: all three devices still swapping" "$(</proc/swaps)"
 
 # --- the workers' verdict
 note "t=$SECONDS s: the workers' verdict"

@@ -58,7 +58,7 @@ refused() {
 		pass "lockdown: $2 refused (EPERM, the kernel log names lockdown)"
 	else
 		fail "lockdown: $2 refused (EPERM, the kernel log names lockdown)" \
-			"insmod: $(cat /tmp/err); lockdown lines $n0 -> $n1"
+			"insmod: $(</tmp/err); lockdown lines $n0 -> $n1"
 	fi
 }
 refused "$ko" "unsigned swapalloc.ko"
@@ -80,11 +80,11 @@ tail -c 28 /tmp/swapalloc.ko | grep -q '~Module signature appended~' ||
 	fail "sign-file appended a signature"
 n0=$(dmesg | grep -c 'Lockdown: ')
 if insmod /tmp/swapalloc.ko 2>/tmp/err; then
-	taint=$(cat /sys/module/swapalloc/taint)
+	taint=$(</sys/module/swapalloc/taint)
 	[[ $taint != *E* ]] && pass "lockdown: swapalloc.ko signed with the kernel's trusted key loads (taint '$taint', no E)" ||
 		fail "lockdown: signed swapalloc.ko loads with its signature verified" "taint '$taint'"
 else
-	fail "lockdown: signed swapalloc.ko loads" "$(cat /tmp/err)"
+	fail "lockdown: signed swapalloc.ko loads" "$(</tmp/err)"
 	finish
 fi
 
@@ -108,7 +108,7 @@ for c in antifrag global percpu builtin auto; do
 	for d in $devs; do
 		writes=$((writes + 1))
 		if ! echo "$c" > "$ctl/$d/policy" 2>/tmp/err; then
-			bad=$((bad + 1)); note "$d: write $c: $(cat /tmp/err)"; continue
+			bad=$((bad + 1)); note "$d: write $c: $(</tmp/err)"; continue
 		fi
 		read -r got < "$ctl/$d/policy"
 		[[ $got == *"[$c]"* ]] || { bad=$((bad + 1)); note "$d: policy reads '$got' after $c"; }
@@ -141,12 +141,12 @@ n=0 nbad=0
 # (reset is write-only, 0200: written below, not read)
 for f in $(find "$dbg" "$ctl" /sys/module/swapalloc/parameters -type f -perm /444 | sort); do
 	n=$((n + 1))
-	cat "$f" > /dev/null 2>/tmp/err || { nbad=$((nbad + 1)); note "read $f: $(cat /tmp/err)"; }
+	cat "$f" > /dev/null 2>/tmp/err || { nbad=$((nbad + 1)); note "read $f: $(</tmp/err)"; }
 done
 for d in $devs; do
 	for w in "check:1" "reset:1" "policy:auto"; do
 		n=$((n + 1))
-		echo "${w#*:}" > "$ctl/$d/${w%%:*}" 2>/tmp/err || { nbad=$((nbad + 1)); note "write $ctl/$d/${w%%:*}: $(cat /tmp/err)"; }
+		echo "${w#*:}" > "$ctl/$d/${w%%:*}" 2>/tmp/err || { nbad=$((nbad + 1)); note "write $ctl/$d/${w%%:*}: $(</tmp/err)"; }
 	done
 done
 for d in $devs; do

@@ -125,7 +125,7 @@ if "$bt/run" alloc-latency.bt > /tmp/missing.txt 2>&1; then
 else
 	grep -q "needs swapalloc.ko loaded" /tmp/missing.txt &&
 		pass "missing module: refused with the fix" ||
-		fail "missing module: refused with the fix" "$(cat /tmp/missing.txt)"
+		fail "missing module: refused with the fix" "$(</tmp/missing.txt)"
 fi
 
 must insmod "$ko" || finish
@@ -137,7 +137,7 @@ if "$bt/run" sequentiality.bt zram9 > /tmp/nodev.txt 2>&1; then
 else
 	grep -q "'zram9' is not an active swap device; give a name from /sys/kernel/debug/swapalloc/devices" /tmp/nodev.txt &&
 		pass "bpftrace/run: a name that is no active swap device refused with the fix" ||
-		fail "bpftrace/run: a name that is no active swap device refused with the fix" "$(cat /tmp/nodev.txt)"
+		fail "bpftrace/run: a name that is no active swap device refused with the fix" "$(</tmp/nodev.txt)"
 fi
 # --- DEVICE, one name in every script, on zram0, a rotational disk and a
 # swap file (on ext4 on a second rotational disk), all active and bound to

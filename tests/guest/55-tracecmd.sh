@@ -30,16 +30,16 @@ order4_ok() { col "$dbg/zram0/alloc" order 4 success; }
 mthp_enable 64
 insmod "$SWAPALLOC_TOP/swapalloc.ko" || { fail insmod; finish; }
 setup_zram 128M >/dev/null || { fail "setup_zram 128M"; finish; }
-v=$(cat "$SWAPALLOC_TOP/VERSION")
+v=$(<"$SWAPALLOC_TOP/VERSION")
 grep -qx "swapalloc $v swap_alloc_api [0-9]*" "$dbg/version" &&
-	[ "$(cat /sys/module/swapalloc/version)" = "$v" ] &&
+	[ "$(</sys/module/swapalloc/version)" = "$v" ] &&
 	pass "debugfs version and /sys/module/swapalloc/version are VERSION's $v" ||
 	fail "debugfs version and /sys/module/swapalloc/version are VERSION's $v" \
 		"$(cat "$dbg/version" /sys/module/swapalloc/version)"
 type=$(col "$dbg/devices" name zram0 type)
 [ "$(col "$dbg/devices" name zram0 owner)" = swapalloc ] && [[ "$type" =~ ^[0-9]+$ ]] &&
 	pass "devices: zram0 bound, swap type $type" ||
-	fail "devices: zram0 bound, with a swap type" "$(cat "$dbg/devices")"
+	fail "devices: zram0 bound, with a swap type" "$(<"$dbg/devices")"
 
 # --- formats: nothing a parser outside the kernel cannot evaluate
 bad=$(grep -H '^print fmt:' "$events"/*/format | grep -E 'swapalloc_[a-z_]+\(' || true)

@@ -65,11 +65,11 @@ done
   while [ $SECONDS -lt $end ]; do
 	d=${devs[$((i % 4))]}
 	if ! swapoff "$d" 2>/tmp/so.err; then
-		echo "swapoff $d failed: $(cat /tmp/so.err)" >> /tmp/stress.fail
+		echo "swapoff $d failed: $(</tmp/so.err)" >> /tmp/stress.fail
 	else
 		# shellcheck disable=SC2086
 		swapon ${opts[$d]} "$d" 2>/tmp/so.err ||
-			echo "swapon $d failed: $(cat /tmp/so.err)" >> /tmp/stress.fail
+			echo "swapon $d failed: $(</tmp/so.err)" >> /tmp/stress.fail
 	fi
 	echo $((++i)) > /tmp/swapcycles
 	sleep 3
@@ -82,10 +82,10 @@ churn=$!
 	sleep 7
 	if rmmod swapalloc 2>/tmp/rm.err; then
 		sleep 2
-		insmod "$ko" 2>/tmp/rm.err || echo "insmod failed: $(cat /tmp/rm.err)" >> /tmp/stress.fail
+		insmod "$ko" 2>/tmp/rm.err || echo "insmod failed: $(</tmp/rm.err)" >> /tmp/stress.fail
 		echo $((++i)) > /tmp/bindcycles
 	elif ! grep -q "in use" /tmp/rm.err; then
-		echo "rmmod failed: $(cat /tmp/rm.err)" >> /tmp/stress.fail
+		echo "rmmod failed: $(</tmp/rm.err)" >> /tmp/stress.fail
 	fi
   done ) &
 modchurn=$!

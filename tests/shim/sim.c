@@ -228,8 +228,25 @@ void sim_rebind(struct sim *s)
 	sim_lock(&s->sd);
 	__atomic_store_n(&s->sd.unbound, true, __ATOMIC_RELAXED);
 	s->dev.quiescing = true;
-	while (swapalloc_discard_one(&s->dev))
-		;
+	/*
+	 * As swapalloc_quiesce(): every discard finished, those other threads
+	 * have in flight with the lock dropped included.  A rebuild under one
+	 * of them would put its cluster on a list that the discard then moves
+	 * it off again.
+	 */
+	while (s->dev.nr_discard) {
+		if (swapalloc_discard_one(&s->dev))
+			continue;
+#ifndef SIM_THREADS
+		/* Only another thread can have a discard in flight. */
+		sim_violation(&s->sd, "rebind inside a discard");
+		break;
+#endif
+		s->sd.cnt.rebind_waits++;
+		sim_unlock(&s->sd);
+		sim_let_others_in();
+		sim_lock(&s->sd);
+	}
 	swapalloc_dev_rebuild(&s->dev);
 	s->dev.quiescing = false;
 	__atomic_store_n(&s->sd.unbound, false, __ATOMIC_RELAXED);

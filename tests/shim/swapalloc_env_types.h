@@ -53,6 +53,7 @@ struct sim_counters {
 	unsigned long kick_reclaim;
 	unsigned long relax;		/* swapalloc_env_relax() calls */
 	unsigned long discard_waits;	/* swapalloc_env_wait_discard() calls */
+	unsigned long rebind_waits;	/* sim_rebind() waits for a discard in flight */
 	unsigned long frees;		/* final frees passed to swapalloc_free() */
 	unsigned long freed;		/* slots they covered */
 	/* The fast path's, without the device lock: atomic. */

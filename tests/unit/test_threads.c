@@ -132,6 +132,17 @@ static void unclaim(struct run *r, unsigned long off, int order, unsigned int wh
 	}
 }
 
+/*
+ * sim_dev::hook, the lock dropped: a discard takes a while, as a device's
+ * does, so that rebinds and checks come while one is in flight.
+ */
+static void on_event(struct sim_dev *sd, enum sim_event ev,
+		     unsigned long off, void *arg)
+{
+	if (ev == SIM_EV_DISCARD)
+		usleep(1000);
+}
+
 /* sim_dev::on_free, under the lock: a reclaim freed a cache-only folio. */
 static void on_reclaim(struct sim_dev *sd, unsigned long off, unsigned int nr,
 		       void *arg)
@@ -352,6 +363,7 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	T_ASSERT(r->owner);
 	r->s.sd.on_free = on_reclaim;
 	r->s.sd.on_free_arg = r;
+	r->s.sd.hook = on_event;
 	pthread_rwlock_init(&r->bind, NULL);
 	pthread_mutex_init(&r->why_lock, NULL);
 
@@ -377,15 +389,17 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	/* A WARN_ON in the core is a broken invariant, though the run went on. */
 	T_EQ(shim_warnings, 0);
 	if (t_verbose)
-		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu slots reclaimed, %lu rebinds, %lu checks, %llu owned, %llu revoked, %llu folded\n",
+		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu slots reclaimed, %lu rebinds (%lu yields to a discard in flight), %lu checks, %llu owned, %llu revoked, %llu folded\n",
 		       swapalloc_policy_name(policy), discard ? " discard" : "",
 		       placement == SA_PLACE_ANTIFRAG ? " antifrag" : "",
 		       fast ? " fast" : "", clusters, r->allocated, r->fast, r->reclaimed,
-		       r->rebinds, r->checks, (unsigned long long)r->s.dev.stats.owned,
+		       r->rebinds, r->s.sd.cnt.rebind_waits, r->checks, (unsigned long long)r->s.dev.stats.owned,
 		       (unsigned long long)r->s.dev.stats.revoked,
 		       (unsigned long long)r->s.dev.stats.folded);
 	T_ASSERT(r->allocated > t_iters / 4);
 	T_ASSERT(r->rebinds > 0 || t_iters < 5000);
+	/* Rebinds met discards in flight (on_event() holds them open). */
+	T_ASSERT(!discard || r->s.sd.cnt.rebind_waits > 0 || t_iters < 5000);
 	/*
 	 * The fast path served most entries and frees pended in its
 	 * clusters; on a device the threads fill, clusters were taken back.
