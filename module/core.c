@@ -1154,6 +1154,7 @@ again:
 			goto done;
 	}
 
+free_clusters:
 	while (!list_empty(&dev->free)) {
 		struct swapalloc_cluster *ci;
 
@@ -1176,14 +1177,18 @@ again:
 
 	/*
 	 * Nothing free is left, but clusters other CPUs own may have room:
-	 * take them all back, once per allocation, and start over.  Their
-	 * owners' cursors are still in them, so the scans reach them only in
-	 * the passes over other CPUs' current clusters below.
+	 * take them all back, once per allocation.  Their owners' cursors
+	 * are still in them, so only the passes over other CPUs' current
+	 * clusters below reach them; the scans above would pass over them
+	 * again, so do not start over (on a nearly full device that doubled
+	 * the map reads of one allocation under the lock).  A cluster whose
+	 * pending frees emptied it went to the free list: try that first.
 	 */
 	if (dev->nr_owned && !revoked) {
 		revoked = true;
 		sa_revoke(dev);
-		goto again;
+		owned = true;
+		goto free_clusters;
 	}
 
 	/*
