@@ -1285,12 +1285,14 @@ done:
  * A swap slot cache refill (64 entries of order 0) in one call: the
  * cursor's cluster serves as many as it can in one commit, and
  * swapalloc_alloc() the others, one by one, each setting the cursor
- * anew.  Returns how many entries were allocated; fewer than @nr when no
- * more could be.
+ * anew; once no free cluster is left, only one of those searches per
+ * call.  Returns how many entries were allocated; fewer than @nr when no
+ * more could be, or when the device is that full.
  */
 int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
 			  unsigned char usage, int nr, swp_entry_t *slots)
 {
+	bool searched = false;
 	unsigned long off;
 	int n = 0, got;
 
@@ -1304,6 +1306,14 @@ int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
 			n += got;
 			continue;
 		}
+		/*
+		 * With no free cluster left, each search may scan most of the
+		 * device under the lock: one per batch, the next refill goes
+		 * on.  What the cursor's cluster serves stays cheap.
+		 */
+		if (searched && list_empty(&dev->free))
+			break;
+		searched = true;
 		off = swapalloc_alloc(dev, order, usage);
 		if (!off)
 			break;

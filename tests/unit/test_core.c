@@ -1606,6 +1606,35 @@ static void test_batch_skips_used_and_crosses_clusters(void)
 	expect_valid(s);
 }
 
+/*
+ * No free cluster left, a free slot here and there: each entry is a search
+ * of the lists under the lock.  A batch makes one and hands out what it
+ * got; the next batch goes on.
+ */
+static void test_batch_one_search_when_scarce(void)
+{
+	struct sim *s = new_sim(6 * CS, SA_POLICY_PERCPU, false);
+	unsigned long offs[64];
+	unsigned int c;
+	int n, total = 0;
+
+	s->sd.full = SIM_FULL_OFF;
+	while (sim_alloc(s, 0, 1))
+		;
+	T_ASSERT(list_empty(&s->dev.free));
+	for (c = 1; c < 6; c++)
+		sim_free(s, c * CS + 100 + c, 1);
+	for (n = 0; n < 6; n++) {
+		int got = batch_ok(s, 0, 64, offs);
+
+		T_ASSERT(got <= 1);
+		total += got;
+	}
+	T_EQ(total, 5);
+	T_EQ(batch_ok(s, 0, 64, offs), 0);
+	expect_valid(s);
+}
+
 /* Order 4, and a device that runs out: a short batch, then none. */
 static void test_batch_short_when_full(void)
 {
@@ -2932,6 +2961,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_batch_refill_from_cursor),
 	T_CASE(test_batch_skips_used_and_crosses_clusters),
 	T_CASE(test_batch_short_when_full),
+	T_CASE(test_batch_one_search_when_scarce),
 	T_CASE(test_single_alloc_from_cursor),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
