@@ -183,6 +183,30 @@ launch cluster-use cluster-use.bt
 BPFTRACE_PERF_RB_PAGES=1024 launch recorder recorder.bt -q zram0
 attached lat-zram lat-file seq-disk seq-file cluster-use recorder
 
+# kprobes_optimized FUNCTION: there are kprobes on FUNCTION's entry, and
+# every one of them is jump-optimized.
+kprobes_optimized() {
+	local line n=0
+	while read -r line; do
+		[[ $line == *" $1+0x0 "* ]] || continue
+		[[ $line == *"[OPTIMIZED]"* ]] || return 1
+		n=$((n + 1))
+	done < /sys/kernel/debug/kprobes/list
+	[ $n -gt 0 ]
+}
+# alloc-latency.bt takes its maps' locks in the kprobe and the kretprobe
+# of swapalloc_alloc().  A kprobe left on int3 runs as an NMI on x86, and
+# lockdep reports a lock taken there that was taken outside an NMI before.
+# The optimizer works a few jiffies after the probes attach.
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	kprobes_optimized swapalloc_alloc && break
+	sleep 0.5
+done
+kprobes_optimized swapalloc_alloc &&
+	pass "swapalloc_alloc's kprobes are jump-optimized" ||
+	fail "swapalloc_alloc's kprobes are jump-optimized" \
+	     "$(grep ' swapalloc_alloc+' /sys/kernel/debug/kprobes/list | tr '\n' ' ')"
+
 "$verify" -s 32M -f 64k -i 1 -p 2 -q -n > /tmp/work.log 2>&1 ||
 	fail "zram0: data intact" "$(tail -n 1 /tmp/work.log)"
 a=$(( $(order4_ok) - a0 ))
