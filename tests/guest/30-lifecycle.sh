@@ -64,7 +64,7 @@ for arg in policy=bogus policy= devices=zram0,,zram1 devices=, 'devices="a b"'; 
 	if insmod "$ko" "$arg" 2>/dev/null; then
 		fail "insmod $arg refused" "it loaded"
 		rmmod swapalloc
-	elif grep -q "^swapalloc " /proc/modules; then
+	elif module_loaded swapalloc; then
 		fail "insmod $arg refused" "module left loaded"
 	else
 		pass "insmod $arg refused"
@@ -111,7 +111,7 @@ else
 	fail "rmmod while swapping" "rmmod failed"
 fi
 # Unbound: no module, no debugfs, the device still swapping (builtin).
-if grep -q "^swapalloc " /proc/modules || [ -e "$dbg" ]; then
+if module_loaded swapalloc || [ -e "$dbg" ]; then
 	fail "rmmod unbinds" "module or $dbg still there"
 elif ! grep -q "^$zram " /proc/swaps; then
 	fail "rmmod unbinds" "$zram is no longer in /proc/swaps"

@@ -42,12 +42,6 @@ check_ok() {
 	[ "$res" = ok ] && pass "$name" || fail "$name" "$res"
 }
 
-loaded() {
-	local m _
-	while read -r m _; do [ "$m" = swapalloc ] && return 0; done < /proc/modules
-	return 1
-}
-
 # bad_insmod LABEL LOGRE ARG: insmod with ARG fails with EINVAL, nothing is
 # left loaded, the kernel log has a line matching LOGRE since the attempt.
 bad_insmod() {
@@ -60,7 +54,7 @@ bad_insmod() {
 		return
 	fi
 	err=$(</tmp/insmod.err)
-	if loaded; then
+	if module_loaded swapalloc; then
 		fail "insmod $label refused" "module left loaded"
 	elif [[ $err != *"Invalid argument"* && $err != *"Invalid parameters"* ]]; then
 		fail "insmod $label refused with EINVAL" "$err"
@@ -233,7 +227,7 @@ if rmmod swapalloc 2>/tmp/err; then
 else
 	grep -q "in use" /tmp/err && pass "rmmod refused while a debugfs file is open (in use)" ||
 		fail "rmmod refused while a debugfs file is open, saying why" "$(</tmp/err)"
-	if loaded && [ -e "$dbg/$name" ]; then
+	if module_loaded swapalloc && [ -e "$dbg/$name" ]; then
 		check_ok "nothing changed by the refused rmmod" "$name"
 	else
 		fail "nothing changed by the refused rmmod" "the module or $dbg/$name is gone"

@@ -52,12 +52,6 @@ pass "infrastructure: failslab, fail_page_alloc and fail-nth present"
 cat /dev/kmsg > /tmp/kmsg.log &
 kmsg=$!
 
-loaded() {
-	local m _
-	while read -r m _; do [ "$m" = swapalloc ] && return 0; done < /proc/modules
-	return 1
-}
-
 # arm: fail-nth reaches every slab and page allocation, with or without
 # __GFP_DIRECT_RECLAIM, of any order (__GFP_NOFAIL ones excepted).
 arm() {
@@ -118,7 +112,7 @@ state_ok() {
 	local -a f
 	read_swaps
 	[ "$swaps" = "$swaps0" ] || bad "$label: /proc/swaps unchanged" "'$swaps' was '$swaps0'"
-	if ! loaded; then
+	if ! module_loaded swapalloc; then
 		[ ! -e "$dbg" ] || bad "$label: nothing left of a module that did not load" "$dbg exists"
 		return 0
 	fi
@@ -383,7 +377,7 @@ quiet
 line=$("$fn" -m insmod "$ko" 2>&1)
 loud
 n100=$((1000000 - $(<$fs/times)))
-if parse "$line" && [ "$ret" != 0 ] && ! loaded; then
+if parse "$line" && [ "$ret" != 0 ] && ! module_loaded swapalloc; then
 	pass "insmod with every slab allocation failing: refused ($ret), $n100 faults"
 else
 	fail "insmod with every slab allocation failing: refused" "$line"
@@ -440,7 +434,7 @@ for h in "$hold_rot:rot" "$hold_zram:zram"; do
 		fail "data held on ${h#*:} through every sweep reads back right" "$(tail -n 1 "/tmp/hold-${h#*:}.log")"
 	fi
 done
-loaded && must rmmod swapalloc
+module_loaded swapalloc && must rmmod swapalloc
 
 if [ -e "$fdbg/kmemleak" ]; then
 	echo scan > "$fdbg/kmemleak"; sleep 6; echo scan > "$fdbg/kmemleak"

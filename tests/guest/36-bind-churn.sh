@@ -168,7 +168,7 @@ end=$((SECONDS + race_secs))
 spid=$!
 loads=0
 while [ $SECONDS -lt $end ]; do
-	grep -q '^swapalloc ' /proc/modules && rmmod swapalloc
+	module_loaded swapalloc && rmmod swapalloc
 	insmod "$ko" && loads=$((loads + 1))
 	m=$(devices_match)
 	if [ -n "$m" ]; then
@@ -177,7 +177,7 @@ while [ $SECONDS -lt $end ]; do
 	fi
 done
 wait $spid
-grep -q '^swapalloc ' /proc/modules || insmod "$ko"
+module_loaded swapalloc || insmod "$ko"
 note "race: $loads insmods against $(grep -c . /tmp/race-swap.log || true) swapon/swapoff complaints"
 [ $mismatch -eq 0 ] && pass "race: bound sizes match /proc/swaps after every insmod" ||
 	fail "race: bound sizes match /proc/swaps after every insmod" "$mismatch mismatches"

@@ -115,7 +115,7 @@ wait_bounded 600 $churn || echo "swap churn did not stop" >> /tmp/stress.fail
 wait_bounded 120 $modchurn || echo "module churn did not stop" >> /tmp/stress.fail
 wrc=0
 for p in "${pids[@]}"; do wait_bounded 600 "$p" || wrc=1; done
-grep -q "^swapalloc " /proc/modules || must insmod "$ko"
+module_loaded swapalloc || must insmod "$ko"
 
 gib=$(cat /tmp/w*.all 2>/dev/null | sed -n 's/.*verified \([0-9.]*\) GiB.*/\1/p' | awk '{ s += $1 } END { printf "%.2f", s }')
 mism=$(cat /tmp/w*.all 2>/dev/null | sed -n 's/.*, \([0-9]*\) mismatches$/\1/p' | awk '{ s += $1 } END { print s + 0 }')

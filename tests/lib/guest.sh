@@ -149,6 +149,13 @@ sa_col() {
 	} < "$1"
 }
 
+# module_loaded NAME: NAME is in /proc/modules (read in bash, no grep).
+module_loaded() {
+	local m _
+	while read -r m _; do [ "$m" = "$1" ] && return 0; done < /proc/modules
+	return 1
+}
+
 # kmsg_mark: remember where the kernel log ends.  kmsg_since STRING: a
 # line of the kernel log after the mark contains STRING.  One dmesg each,
 # no wc, tail or grep: every process costs tens of ms under TCG.
