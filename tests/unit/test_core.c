@@ -1635,6 +1635,33 @@ static void test_batch_one_search_when_scarce(void)
 	expect_valid(s);
 }
 
+/* While free clusters are left, a batch searches as often as it needs. */
+static void test_batch_searches_while_free_left(void)
+{
+	struct sim *s = new_sim(6 * CS, SA_POLICY_PERCPU, false);
+	unsigned long offs[64], holes[3];
+	unsigned int c, h = 0;
+	int n, i, found = 0;
+
+	s->sd.full = SIM_FULL_OFF;
+	while (s->dev.nr_full < 3)
+		alloc_ok(s, 0);
+	for (c = 0; c < 6 && h < 3; c++) {
+		if (CL(s, c)->list != SA_LIST_FULL)
+			continue;
+		holes[h] = c * CS + 200;
+		sim_free(s, holes[h++], 1);
+	}
+	T_EQ(h, 3);
+	T_ASSERT(!list_empty(&s->dev.free));
+	n = batch_ok(s, 0, 64, offs);
+	T_EQ(n, 64);
+	for (i = 0; i < n; i++)
+		found += offs[i] == holes[0] || offs[i] == holes[1] || offs[i] == holes[2];
+	T_EQ(found, 3);
+	expect_valid(s);
+}
+
 /* Order 4, and a device that runs out: a short batch, then none. */
 static void test_batch_short_when_full(void)
 {
@@ -2962,6 +2989,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_batch_skips_used_and_crosses_clusters),
 	T_CASE(test_batch_short_when_full),
 	T_CASE(test_batch_one_search_when_scarce),
+	T_CASE(test_batch_searches_while_free_left),
 	T_CASE(test_single_alloc_from_cursor),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
