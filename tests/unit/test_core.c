@@ -527,6 +527,37 @@ static void test_discard_with_lock_dropped(void)
 	T_EQ(s->dev.discards_in_flight, 0);
 }
 
+static void rebind_hook(struct sim_dev *sd, enum sim_event ev, unsigned long offset,
+			void *arg)
+{
+	if (ev == SIM_EV_DISCARD)
+		sim_rebind(arg);
+}
+
+/*
+ * A rebind waits for discards in flight (as swapalloc_quiesce()); with one
+ * thread, only the discard's own hook can rebind under it, which the model
+ * records as a violation instead of waiting for ever.
+ */
+static void test_rebind_inside_discard_is_a_violation(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, true);
+	unsigned long off;
+
+	off = alloc_ok(s, 9);
+	sim_free(s, off, CS);
+	T_EQ(s->dev.nr_discard, 1);
+	s->sd.hook = rebind_hook;
+	s->sd.hook_arg = s;
+	sim_discard_one(s);
+	s->sd.hook = NULL;
+	T_EQ(s->sd.violations, 1);
+	/* The lists that rebuild left are wrong: rebuild them, nothing in flight. */
+	sim_rebind(s);
+	s->sd.violations = 0;
+	s->sd.violation[0] = 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Order 0 stealing, the frag scan bound, PMD order */
 
@@ -2942,6 +2973,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_discard_before_steal),
 	T_CASE(test_discard_quiescing_or_swapoff_frees_directly),
 	T_CASE(test_discard_with_lock_dropped),
+	T_CASE(test_rebind_inside_discard_is_a_violation),
 	T_CASE(test_steal_frag_before_nonfull),
 	T_CASE(test_no_steal_for_higher_orders),
 	T_CASE(test_frag_scan_bound),
