@@ -19,7 +19,8 @@
 #   BENCH_ALLOCATORS  of: builtin, swapalloc (swapalloc.ko, its defaults),
 #                 swapalloc-antifrag (swapalloc.ko placement=antifrag),
 #                 swapalloc-percpu, swapalloc-global (policy=percpu or
-#                 global on every device), swapalloc-nostats (the
+#                 global on every device), swapalloc-fast (fast=1: the
+#                 fast path off si->lock), swapalloc-nostats (the
 #                 SWAPALLOC_NO_STATS=y build, BENCH_KO_NOSTATS)
 #                 (default "builtin swapalloc")
 #   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
@@ -97,8 +98,9 @@ use() {
 	swapalloc-antifrag) args=(placement=antifrag) ;;
 	swapalloc-percpu) args=(policy=percpu) ;;
 	swapalloc-global) args=(policy=global) ;;
+	swapalloc-fast) args=(fast=1) ;;
 	swapalloc-nostats) k=$ko_nostats ;;
-	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-nostats)"; return 1 ;;
+	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-fast swapalloc-nostats)"; return 1 ;;
 	esac
 	[ "$loaded" != "$1" ] || return 0
 	if [ "$loaded" != builtin ]; then
@@ -149,6 +151,24 @@ stats_ok() {
 		[ "$n" -eq 0 ] || fail "$3 $1: statistics compiled out" "$n requests counted"
 	else
 		[ "$n" -gt 0 ] || fail "$3 $1: statistics counted" "no request counted"
+	fi
+	fast_ok "$@"
+}
+
+# fast_ok ALLOC DEV CASE: the fast path served swapalloc-fast's allocations
+# on a device with per-CPU cursors, and stayed off for every other
+# swapalloc allocator (debugfs DEV/fast: enabled, entries).
+fast_ok() {
+	local f=$dbg/${2##*/}/fast on n cur
+	[ -f "$f" ] || return 0
+	read -r on n _ <<<"$(sed -n 2p "$f")"
+	cur=$(awk -v d="${2##*/}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$1 == d { print $c["cursors"] }' "$dbg/devices")
+	if [ "$1" = swapalloc-fast ] && [ "$cur" = percpu ]; then
+		[ "$on" = yes ] && [ "$n" -gt 0 ] ||
+			fail "$3 $1: fast path served" "enabled $on, $n entries"
+	elif [ "$1" != swapalloc-fast ]; then
+		[ "$on" = no ] || fail "$3 $1: fast path off" "enabled $on, $n entries"
 	fi
 }
 
