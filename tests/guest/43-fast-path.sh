@@ -151,7 +151,7 @@ done
 # --- swapoff of the disk under a writer
 swapon -p 5 "$Z" && swapon -p 5 "$D" || { fail "swapon both"; finish; }
 writer_start
-sleep 5
+swap_used_wait "$D" 16384 60 || fail "writer reaches $dn"
 for ((i = 1; i <= rounds; i++)); do
 	rc=0
 	swapoff "$D" &
@@ -159,7 +159,7 @@ for ((i = 1; i <= rounds; i++)); do
 	[ $rc = 0 ] && pass "swapoff under writer $i" || fail "swapoff under writer $i" "rc $rc"
 	check_dev "swapoff under writer $i" "$zn"
 	swapon -p 5 "$D" || fail "swapon again $i"
-	sleep 3
+	swap_used_wait "$D" 4096 60 || fail "writer reaches $dn again $i"
 done
 writer_stop "swapoff under writer"
 check_dev "swapoff under writer" "$dn"
@@ -206,11 +206,9 @@ held() {
 
 mthp_enable 64 || fail "64K mTHP enabled"
 writer_start small
-sleep 3
 echo 4 > "$prm/min_order"
 held "held swapoff" swapoff "$D"
 swapon -p 10 "$D" || fail "swapon after held swapoff"
-sleep 3
 echo 0 > "$prm/min_order"
 held "held unbind" sa_policy "$dn" builtin
 writer_stop "held fast path"
@@ -222,7 +220,7 @@ check_dev "after the holds" "$dn"
 # --- rmmod under the writer (on zram, still on from the holds)
 swapoff "$D" || fail "swapoff $D before rmmod"
 writer_start
-sleep 5
+swap_used_wait "$Z" 16384 60 || fail "writer reaches $zn"
 rc=0
 rmmod swapalloc &
 wait_bounded 120 $! || rc=$?

@@ -206,6 +206,19 @@ wait_gone() {
 	[ ! -e "$1" ]
 }
 
+# swap_used_wait DEV KIB SECS: wait until /proc/swaps shows at least KIB
+# KiB used on DEV (a writer has reached it); 1 after SECS seconds without.
+swap_used_wait() {
+	local i dev used
+	for ((i = 0; i < $3 * 10; i++)); do
+		while read -r dev _ _ used _; do
+			[ "$dev" = "$1" ] && [ "$used" -ge "$2" ] && return 0
+		done < /proc/swaps
+		sleep 0.1
+	done
+	return 1
+}
+
 # set_rotational DEV 0|1: mark a block device as SSD (0) or rotating (1).
 # Swap reads this at swapon time.
 set_rotational() {
