@@ -13,7 +13,8 @@
 #   BENCH_BOOT    repetition number, 1...
 #   BENCH_CASES   cases, in order (see bench/README.md):
 #                 thp-zram thp-rot64 thp-ssd72-memcg thp-ssd72-discard
-#                 thp-rot72-memcg cost tput-zram tput-ssd lock build
+#                 thp-rot72-memcg cost tput-zram tput-ssd tput4-zram tput4-ssd
+#                 lock build
 #   BENCH_ITER    iterations of thp_swap_allocator_test (at most 100)
 #   BENCH_MODES   its modes: a none as s (-a, none, -a -s, -s)
 #   BENCH_ALLOCATORS  of: builtin, swapalloc (swapalloc.ko, its defaults),
@@ -25,6 +26,8 @@
 #                 (default "builtin swapalloc")
 #   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
 #   BENCH_WORKERS worker counts for cost and throughput (default "1 2")
+#   BENCH_WIDE_WORKERS  workers of the tput4 cases (default 4), which bench/run
+#                 runs in a guest of their own, of BENCH_WIDE_VCPUS vCPUs
 #   BENCH_KO      swapalloc.ko built for this kernel
 #   BENCH_KO_NOSTATS  the same built with SWAPALLOC_NO_STATS=y
 #   BENCH_TOOLS   directory with swaptput
@@ -36,6 +39,7 @@ boot=${BENCH_BOOT:-1}
 iters=${BENCH_ITER:-100}
 modes=${BENCH_MODES:-a none as s}
 workers_list=${BENCH_WORKERS:-1 2}
+wide_workers=${BENCH_WIDE_WORKERS:-4}
 ko=${BENCH_KO:?BENCH_KO names swapalloc.ko}
 ko_nostats=${BENCH_KO_NOSTATS:-}
 # A host path under /tmp, /root, ... is under /mnt/host in the guest (guest-init).
@@ -348,11 +352,12 @@ thp_case() {
 	done
 }
 
-# tput_case CASE KIND: swaptput per folio size and worker count, every allocator.
+# tput_case CASE KIND [WORKERS]: swaptput per folio size and worker count
+# (of BENCH_WORKERS unless given), every allocator.
 tput_case() {
-	local c=$1 kind=$2 f w a dev out0 fb0 out fb line rc
+	local c=$1 kind=$2 wl=${3:-$workers_list} f w a dev out0 fb0 out fb line rc
 	for f in 4k 64k; do
-		for w in $workers_list; do
+		for w in $wl; do
 			for a in $allocs; do
 				use $a || return
 				dev=$(swap_dev "$kind") || { fail "$c $a: swap device"; continue; }
@@ -380,6 +385,14 @@ tput_case() {
 			done
 		done
 	done
+}
+
+# wide_ok CASE: a vCPU for each of the tput4 cases' workers, whose figures
+# would otherwise measure the workers waiting for a CPU.
+wide_ok() {
+	[ "$(nproc)" -ge "$wide_workers" ] && return 0
+	fail "$1: a vCPU per worker" "$wide_workers workers (BENCH_WIDE_WORKERS), $(nproc) vCPUs: bench/run boots the tput4 cases with BENCH_WIDE_VCPUS"
+	return 1
 }
 
 # cost_case: ns per allocated entry from bench/alloc-cost.bt (get_swap_pages()
@@ -585,6 +598,8 @@ for c in ${BENCH_CASES:-thp-zram}; do
 	thp-ssd72-discard) thp_case "$c" ssd72-discard 1 ;;
 	tput-zram) tput_case "$c" zram512 ;;
 	tput-ssd) tput_case "$c" ssd ;;
+	tput4-zram) wide_ok "$c" && tput_case "$c" zram512 "$wide_workers" ;;
+	tput4-ssd) wide_ok "$c" && tput_case "$c" ssd "$wide_workers" ;;
 	cost) cost_case ;;
 	lock) lock_case ;;
 	build) build_case ;;

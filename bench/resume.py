@@ -9,6 +9,9 @@ guest output directory to run them in, and the cases, in CASE order:
 
     2 boot2.2 tput-ssd build
 
+bench/run runs the tput4 cases of such a line in a guest of their own,
+the part after the others' (boot2.3 here when there are others).
+
 A boot may have run in several guests ("parts"): DIR/bootN, then
 DIR/bootN.2, DIR/bootN.3, ... , each listed in DIR/raw/status.txt with its
 exit status once bench/run merged its raw tables into DIR/raw/.  A case is
@@ -36,6 +39,12 @@ import re
 import sys
 
 TABLES_WITHOUT_CASE = {"cost.tsv": "cost", "cost-hist.tsv": "cost"}
+
+
+def wide(case):
+    """A case bench/run runs after the others of a boot, in a guest of
+    more vCPUs: the boot's next part."""
+    return case.startswith("tput4-")
 
 
 def die(msg):
@@ -185,9 +194,17 @@ def plan(d, boots, cases, apply):
         todo = [c for c in cases if c not in done]
         if not todo:
             continue
-        nxt = "boot%d" % b if not parts else "boot%d.%d" % (b, len(parts) + 1)
+        # After the last part, by number: a part whose guest never
+        # started has no directory.
+        n = int(parts[-1].partition(".")[2] or 1) + 1 if parts else 1
+        nxt = "boot%d" % b if n == 1 else "boot%d.%d" % (b, n)
         if parts:
-            notes.append("boot%d: %s; %s run again in %s" % (b, "; ".join(ran), " ".join(todo), nxt))
+            again = []
+            for group in ([c for c in todo if not wide(c)], [c for c in todo if wide(c)]):
+                if group:
+                    again.append("%s run again in boot%d.%d" % (" ".join(group), b, n))
+                    n += 1
+            notes.append("boot%d: %s; %s" % (b, "; ".join(ran), ", ".join(again)))
         if apply:
             strip_rows(d, b, set(todo))
         out.append("%d %s %s" % (b, nxt, " ".join(todo)))
