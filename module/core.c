@@ -1012,16 +1012,26 @@ out:
 void swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 			       const swp_entry_t *slots)
 {
-	int i;
+	unsigned long off, size = 1UL << order;
+	int i, j;
 
 	if (n <= 0)
 		return;
-	for (i = 0; i < n; i++) {
-		swapalloc_env_account(&dev->env, swp_offset(slots[i]),
-				      1UL << order);
+	/*
+	 * One call per run of adjacent entries, not one per entry: each
+	 * call is exported and checks its range in the swap map again.  A
+	 * refill from a cluster the CPU had to itself is a single run.
+	 */
+	for (i = 0; i < n; i = j) {
+		off = swp_offset(slots[i]);
+		j = i + 1;
+		while (j < n && swp_offset(slots[j]) == off + (j - i) * size)
+			j++;
+		swapalloc_env_account(&dev->env, off, (j - i) * size);
+	}
+	for (i = 0; i < n; i++)
 		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
 				      SA_SRC_CURSOR);
-	}
 	sa_count(&dev->stats.order[order].requests, n);
 	sa_count(&dev->stats.order[order].success, n);
 	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);

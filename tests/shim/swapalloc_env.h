@@ -271,6 +271,7 @@ static inline void swapalloc_env_account(struct swapalloc_env *env,
 	sd->inuse += nr;
 	sd->cnt.committed += nr;
 	sd->cnt.accounted += nr;
+	sd->cnt.accounts++;
 }
 
 /* vm_swap_full(): less than half of swap free, unless forced either way. */

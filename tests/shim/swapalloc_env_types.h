@@ -60,6 +60,7 @@ struct sim_counters {
 	unsigned long fast_batches;	/* swapalloc_env_commit_fast() calls */
 	unsigned long fast_committed;	/* slots they committed */
 	unsigned long accounted;	/* slots swapalloc_env_account() took */
+	unsigned long accounts;		/* swapalloc_env_account() calls */
 };
 
 struct sim_dev;

@@ -2731,6 +2731,7 @@ static void test_fast_owned_cluster_leaves_lists(void)
 	swapalloc_alloc_fast_done(&s->dev, 0, 8, e);
 	sim_unlock(&s->sd);
 	T_EQ(s->sd.inuse, inuse + 8);
+	T_EQ(s->sd.cnt.accounts, 1);		/* one run, one call */
 	T_EQ(s->dev.stats.fast, 8);
 	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 8);
 	T_EQ(ci->fast_next, off % CS + 9);
