@@ -295,73 +295,74 @@ static int swapalloc_alloc_show(struct seq_file *m, void *v)
 
 DEFINE_SWAPALLOC_TABLE(swapalloc_alloc);
 
-static int swapalloc_reclaim_show(struct seq_file *m, void *v)
+/*
+ * A table printed by @rows under si->lock, from the device's swapalloc
+ * state; -ENODEV while swapalloc does not own the device.
+ */
+static int swapalloc_show_locked(struct seq_file *m,
+				 void (*rows)(struct seq_file *m,
+					      struct swapalloc_kdev *kdev))
 {
 	struct swapalloc_rec *rec = m->private;
 	struct swap_info_struct *si = swapalloc_rec_si(rec);
 	struct swapalloc_kdev *kdev;
-	struct swapalloc_stats *st;
 
 	spin_lock(&si->lock);
 	kdev = swapalloc_rec_kdev(rec, si);
-	if (!kdev) {
-		spin_unlock(&si->lock);
-		return -ENODEV;
-	}
-	st = &kdev->core.stats;
+	if (kdev)
+		rows(m, kdev);
+	spin_unlock(&si->lock);
+	return kdev ? 0 : -ENODEV;
+}
+
+static void swapalloc_reclaim_rows(struct seq_file *m,
+				   struct swapalloc_kdev *kdev)
+{
+	struct swapalloc_stats *st = &kdev->core.stats;
+
 	seq_puts(m, "full_passes full_clusters_scanned full_slots_reclaimed range_slots_reclaimed background_runs\n");
 	seq_printf(m, "%llu %llu %llu %llu %llu\n", st->reclaim_passes,
 		   st->reclaim_clusters, st->reclaim_slots, st->range_reclaims,
 		   st->background_runs);
-	spin_unlock(&si->lock);
-	return 0;
+}
+
+static int swapalloc_reclaim_show(struct seq_file *m, void *v)
+{
+	return swapalloc_show_locked(m, swapalloc_reclaim_rows);
 }
 
 DEFINE_SWAPALLOC_TABLE(swapalloc_reclaim);
 
-static int swapalloc_discard_show(struct seq_file *m, void *v)
+static void swapalloc_discard_rows(struct seq_file *m,
+				   struct swapalloc_kdev *kdev)
 {
-	struct swapalloc_rec *rec = m->private;
-	struct swap_info_struct *si = swapalloc_rec_si(rec);
-	struct swapalloc_kdev *kdev;
-
-	spin_lock(&si->lock);
-	kdev = swapalloc_rec_kdev(rec, si);
-	if (!kdev) {
-		spin_unlock(&si->lock);
-		return -ENODEV;
-	}
 	seq_puts(m, "enabled discarded sync waits pending\n");
 	seq_printf(m, "%s %llu %llu %llu %u\n",
 		   kdev->core.discards ? "yes" : "no", kdev->core.stats.discarded,
 		   kdev->core.stats.sync_discards, kdev->core.stats.discard_waits,
 		   kdev->core.nr_discard);
-	spin_unlock(&si->lock);
-	return 0;
+}
+
+static int swapalloc_discard_show(struct seq_file *m, void *v)
+{
+	return swapalloc_show_locked(m, swapalloc_discard_rows);
 }
 
 DEFINE_SWAPALLOC_TABLE(swapalloc_discard);
 
 /* The lockless fast path (fast=1): entries it served, owned clusters. */
-static int swapalloc_fast_show(struct seq_file *m, void *v)
+static void swapalloc_fast_rows(struct seq_file *m, struct swapalloc_kdev *kdev)
 {
-	struct swapalloc_rec *rec = m->private;
-	struct swap_info_struct *si = swapalloc_rec_si(rec);
-	struct swapalloc_kdev *kdev;
-	struct swapalloc_stats *st;
+	struct swapalloc_stats *st = &kdev->core.stats;
 
-	spin_lock(&si->lock);
-	kdev = swapalloc_rec_kdev(rec, si);
-	if (!kdev) {
-		spin_unlock(&si->lock);
-		return -ENODEV;
-	}
-	st = &kdev->core.stats;
 	seq_puts(m, "enabled entries owned revoked folded\n");
 	seq_printf(m, "%s %llu %llu %llu %llu\n", kdev->core.fast ? "yes" : "no",
 		   st->fast, st->owned, st->revoked, st->folded);
-	spin_unlock(&si->lock);
-	return 0;
+}
+
+static int swapalloc_fast_show(struct seq_file *m, void *v)
+{
+	return swapalloc_show_locked(m, swapalloc_fast_rows);
 }
 
 DEFINE_SWAPALLOC_TABLE(swapalloc_fast);
