@@ -38,6 +38,7 @@
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/sched/clock.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu-refcount.h>
 #include <linux/swap.h>
@@ -122,14 +123,14 @@ static int sa_fh_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 0;
 	WRITE_ONCE(sa_fh_hits, sa_fh_hits + 1);
 
-	end = ktime_get_mono_fast_ns() + (u64)sa_fh_hold_ms * NSEC_PER_MSEC;
-	while (sa_fh_live(si) && ktime_get_mono_fast_ns() < end)
+	end = local_clock() + (u64)sa_fh_hold_ms * NSEC_PER_MSEC;
+	while (sa_fh_live(si) && local_clock() < end)
 		cpu_relax();
 	opened = !sa_fh_live(si);
 	if (opened) {
 		WRITE_ONCE(sa_fh_opened, sa_fh_opened + 1);
-		end = ktime_get_mono_fast_ns() + (u64)sa_fh_linger_ms * NSEC_PER_MSEC;
-		while (ktime_get_mono_fast_ns() < end) {
+		end = local_clock() + (u64)sa_fh_linger_ms * NSEC_PER_MSEC;
+		while (local_clock() < end) {
 			if (sa_fh_passed(si)) {
 				overtaken = true;
 				WRITE_ONCE(sa_fh_overtaken, sa_fh_overtaken + 1);

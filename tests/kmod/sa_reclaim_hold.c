@@ -26,6 +26,7 @@
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/sched/clock.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/swap.h>
@@ -76,9 +77,9 @@ static int sa_rh_pre(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 	WRITE_ONCE(sa_rh_hits, sa_rh_hits + 1);
 
-	end = ktime_get_mono_fast_ns() + (u64)sa_rh_hold_ms * NSEC_PER_MSEC;
+	end = local_clock() + (u64)sa_rh_hold_ms * NSEC_PER_MSEC;
 	while (READ_ONCE(si->flags) & SWP_WRITEOK) {
-		if (ktime_get_mono_fast_ns() > end)
+		if (local_clock() > end)
 			break;
 		cpu_relax();
 	}
