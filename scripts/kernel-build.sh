@@ -15,7 +15,7 @@
 #   scripts/kernel-build.sh [-q]       build if needed, print the tree path
 #   scripts/kernel-build.sh --config-only DIR   configure the flavor in DIR (a
 #                                      tree of Kconfig files) and check it
-# Environment: KERNEL_FLAVOR=base|debug|perf|lockstat (default base), JOBS (default nproc).
+# Environment: KERNEL_FLAVOR=base|debug|perf|lockstat|kcsan (default base), JOBS (default nproc).
 #   base   base.config: lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP (make check)
 #   debug  base + debug.config: KASAN, kmemleak
 #   perf   base + perf.config: the same kernel without those checks (make bench)
@@ -43,7 +43,8 @@ base) frags=("$top/scripts/config/base.config") ;;
 debug) frags=("$top/scripts/config/base.config" "$top/scripts/config/debug.config") ;;
 perf) frags=("$top/scripts/config/base.config" "$top/scripts/config/perf.config") ;;
 lockstat) frags=("$top/scripts/config/base.config" "$top/scripts/config/perf.config" "$top/scripts/config/lockstat.config") ;;
-*) echo "swapalloc: KERNEL_FLAVOR must be base, debug, perf or lockstat, not '$flavor'" >&2; exit 2 ;;
+kcsan) frags=("$top/scripts/config/base.config" "$top/scripts/config/kcsan.config") ;;
+*) echo "swapalloc: KERNEL_FLAVOR must be base, debug, perf, lockstat or kcsan, not '$flavor'" >&2; exit 2 ;;
 esac
 
 "$top/scripts/deps.sh" kernel >&2
