@@ -164,7 +164,7 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 	struct swapalloc_kdev *kdev = NULL;
 	const char *owner = "builtin", *policy, *cursors, *placement;
 	char name[SWAPALLOC_NAME_LEN];
-	unsigned long clusters;
+	unsigned long clusters, used;
 
 	swapalloc_device_name(si, name, sizeof(name));
 	spin_lock(&si->lock);
@@ -183,10 +183,11 @@ static int swapalloc_devices_row(struct swap_info_struct *si, void *arg)
 		clusters = DIV_ROUND_UP(si->max, SA_CLUSTER_SLOTS);
 	}
 	/* Slots held for discard are neither in use nor free: used + free + held = size. */
-	seq_printf(m, "%s %d %s %s %s %s %s %lu %u %u %u\n", name, si->type,
+	used = atomic_long_read(&si->inuse_pages);
+	seq_printf(m, "%s %d %s %s %s %s %s %lu %lu %lu %u\n", name, si->type,
 		   swapalloc_media_name(si), owner, policy, cursors, placement,
-		   clusters, si->inuse_pages,
-		   si->pages - si->inuse_pages - si->alloc_held, si->alloc_held);
+		   clusters, used, si->pages - used - si->alloc_held,
+		   si->alloc_held);
 	spin_unlock(&si->lock);
 	return 0;
 }

@@ -124,7 +124,7 @@ static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
  */
 static inline unsigned long swapalloc_env_free_slots(struct swapalloc_env *env)
 {
-	return env->si->pages - READ_ONCE(env->si->inuse_pages) -
+	return env->si->pages - atomic_long_read(&env->si->inuse_pages) -
 	       env->si->alloc_held;
 }
 
