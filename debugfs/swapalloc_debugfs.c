@@ -265,19 +265,25 @@ DEFINE_SWAPALLOC_TABLE(swapalloc_clusters);
 static int swapalloc_alloc_show(struct seq_file *m, void *v)
 {
 	struct swapalloc_rec *rec = m->private;
-	struct swapalloc_order_stats st[SA_NR_ORDERS];
 	struct swap_info_struct *si = swapalloc_rec_si(rec);
+	struct swapalloc_order_stats *st;
+	struct swapalloc_stats *all;
 	struct swapalloc_kdev *kdev;
 	unsigned int o, s;
 
+	all = kmalloc(sizeof(*all), GFP_KERNEL);
+	if (!all)
+		return -ENOMEM;
 	spin_lock(&si->lock);
 	kdev = swapalloc_rec_kdev(rec, si);
+	if (kdev)
+		swapalloc_read_stats(&kdev->core, all);
+	spin_unlock(&si->lock);
 	if (!kdev) {
-		spin_unlock(&si->lock);
+		kfree(all);
 		return -ENODEV;
 	}
-	memcpy(st, kdev->core.stats.order, sizeof(st));
-	spin_unlock(&si->lock);
+	st = all->order;
 
 	/* Where successes came from: from_free is from the free list. */
 	seq_puts(m, "order requests success fail");
@@ -291,6 +297,7 @@ static int swapalloc_alloc_show(struct seq_file *m, void *v)
 			seq_printf(m, " %llu", st[o].src[s]);
 		seq_putc(m, '\n');
 	}
+	kfree(all);
 	return 0;
 }
 
@@ -357,8 +364,10 @@ static void swapalloc_fast_rows(struct seq_file *m, struct swapalloc_kdev *kdev)
 	struct swapalloc_stats *st = &kdev->core.stats;
 
 	seq_puts(m, "enabled entries owned revoked folded\n");
+	/* The entries are counted per CPU, the rest under si->lock. */
 	seq_printf(m, "%s %llu %llu %llu %llu\n", kdev->core.fast ? "yes" : "no",
-		   st->fast, st->owned, st->revoked, st->folded);
+		   swapalloc_fast_entries(&kdev->core), st->owned, st->revoked,
+		   st->folded);
 }
 
 static int swapalloc_fast_show(struct seq_file *m, void *v)

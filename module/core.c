@@ -54,10 +54,20 @@
 #define SA_DISCARD_WAITS	4
 
 /*
+ * What follows a fast allocation (sa_after_alloc()) is skipped while the
+ * device has at least this much room: two clusters, one for the reclaim's
+ * threshold in sa_after_alloc(), one for what other CPUs committed and
+ * have not accounted yet.  Below it, that work runs under si->lock again
+ * (swapalloc_alloc_fast_after()).
+ */
+#define SA_FAST_ROOM	(2 * SA_CLUSTER_SLOTS)
+
+/*
  * Statistics are plain counters in struct swapalloc_dev, updated under the
  * lock every caller already holds, so they add no atomic operation and no
- * cache line the allocation does not touch anyway.  Build with
- * SWAPALLOC_NO_STATS=y (Kbuild) to measure what they cost.
+ * cache line the allocation does not touch anyway; the fast path, which
+ * runs without that lock, counts per CPU instead (struct swapalloc_cursor).
+ * Build with SWAPALLOC_NO_STATS=y (Kbuild) to measure what they cost.
  */
 #ifdef SWAPALLOC_NO_STATS
 static const bool sa_stats_on;
@@ -935,9 +945,9 @@ static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
  * the slow path serves the rest, and folds the frees pending in the
  * cluster when it gives the cluster back.
  *
- * What it committed is not accounted yet: the caller takes si->lock once
- * and calls swapalloc_alloc_fast_done() with the same entries, before it
- * hands them out and before it leaves its RCU read-side section.
+ * What it committed is not accounted yet: the caller calls
+ * swapalloc_alloc_fast_done() with the same entries, without si->lock,
+ * before it hands them out and before it leaves its RCU read-side section.
  *
  * Context: preemption disabled (the per-CPU cursor), inside
  * rcu_read_lock(): swapoff and the unbind clear what
@@ -999,24 +1009,35 @@ out:
 
 /**
  * swapalloc_alloc_fast_done() - account what swapalloc_alloc_fast() committed
- * @dev: the device, si->lock held
+ * @dev: the device, si->lock not held
  * @order: as passed to swapalloc_alloc_fast()
  * @n: the entries it returned
  * @slots: those entries
  *
- * What 6.12 keeps under si->lock (inuse_pages and the bounds of
- * swap_range_alloc(), through swapalloc_env_account()) and the core's own
- * statistics and after-allocation work, once per refill instead of once
- * per cluster search.
+ * Adds the entries to the device's slots in use (swapalloc_env_account(),
+ * an atomic add in the kernel) and to this CPU's count of fast entries,
+ * both without si->lock.  What else follows an allocation is under
+ * si->lock and needed only sometimes: the antifrag placement's watch of
+ * the free room, and the reclaim of a device nearly exhausted.  The
+ * caller does it with swapalloc_alloc_fast_after() when this says so.
+ * Left out otherwise is the reclaim's back-off (->reclaim_wait), which
+ * only a forced reclaim of a nearly exhausted device sets: the frees,
+ * and allocations once the device is that full again, count it down.
+ *
+ * Context: preemption disabled (this CPU's count), as for
+ * swapalloc_alloc_fast().
+ * Return: whether the caller must take si->lock and call
+ * swapalloc_alloc_fast_after().
  */
-void swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
+bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 			       const swp_entry_t *slots)
 {
 	unsigned long off, size = 1UL << order;
+	struct swapalloc_cursor *cur;
 	int i, j;
 
 	if (n <= 0)
-		return;
+		return false;
 	/*
 	 * One call per run of adjacent entries, not one per entry: each
 	 * call is exported and checks its range in the swap map again.  A
@@ -1032,11 +1053,27 @@ void swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 	for (i = 0; i < n; i++)
 		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
 				      SA_SRC_CURSOR);
-	sa_count(&dev->stats.order[order].requests, n);
-	sa_count(&dev->stats.order[order].success, n);
-	sa_count(&dev->stats.order[order].src[SA_SRC_CURSOR], n);
-	sa_count(&dev->stats.fast, n);
-	sa_after_alloc(dev, n << order);
+	cur = this_cpu_ptr(dev->pcp);
+	if (sa_stats_on)
+		WRITE_ONCE(cur->fast[order], cur->fast[order] + n);
+	/* ->placement is set before the device is bound and stays. */
+	return dev->placement == SA_PLACE_ANTIFRAG ||
+	       swapalloc_env_free_slots(&dev->env) < SA_FAST_ROOM;
+}
+
+/**
+ * swapalloc_alloc_fast_after() - what follows a fast allocation, under the lock
+ * @dev: the device, si->lock held
+ * @order: as passed to swapalloc_alloc_fast_done()
+ * @n: the entries it accounted
+ *
+ * The work after an allocation (sa_after_alloc()) for entries the fast
+ * path handed out, when swapalloc_alloc_fast_done() asks for it.
+ */
+void swapalloc_alloc_fast_after(struct swapalloc_dev *dev, int order, int n)
+{
+	if (n > 0)
+		sa_after_alloc(dev, n << order);
 }
 
 /**
@@ -1652,10 +1689,67 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 	return 0;
 }
 
+/* The fast path's entries of @order, summed over every CPU's count. */
+static u64 sa_fast_count(struct swapalloc_dev *dev, int order)
+{
+	u64 sum = 0;
+	int cpu;
+
+	if (!dev->pcp)
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(dev->pcp, cpu)->fast[order]);
+	return sum;
+}
+
 void swapalloc_reset_stats(struct swapalloc_dev *dev)
 {
+	int o;
+
 	memset(&dev->stats, 0, sizeof(dev->stats));
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		dev->fast_base[o] = sa_fast_count(dev, o);
 	dev->place.holes_kept = 0;
 	dev->place.adopted = 0;
 	dev->place.cache_kept = 0;
+}
+
+/**
+ * swapalloc_read_stats() - the device's statistics
+ * @dev: the device, lock held
+ * @st: where they go
+ *
+ * ->stats, with what the fast path counted on every CPU since the last
+ * reset: its entries are requests, successes and cursor allocations of
+ * their order.
+ */
+void swapalloc_read_stats(struct swapalloc_dev *dev, struct swapalloc_stats *st)
+{
+	u64 n;
+	int o;
+
+	*st = dev->stats;
+	for (o = 0; o < SA_NR_ORDERS; o++) {
+		n = sa_fast_count(dev, o) - dev->fast_base[o];
+		st->order[o].requests += n;
+		st->order[o].success += n;
+		st->order[o].src[SA_SRC_CURSOR] += n;
+	}
+}
+
+/**
+ * swapalloc_fast_entries() - entries the fast path handed out
+ * @dev: the device, lock held
+ *
+ * Return: the entries of every order swapalloc_alloc_fast() handed out on
+ * every CPU since the statistics were last reset.
+ */
+u64 swapalloc_fast_entries(struct swapalloc_dev *dev)
+{
+	u64 n = 0;
+	int o;
+
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		n += sa_fast_count(dev, o) - dev->fast_base[o];
+	return n;
 }

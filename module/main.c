@@ -369,7 +369,9 @@ static int swapalloc_alloc_slots_batch(struct swap_info_struct *si, int order,
 /*
  * ->alloc_fast(): get_swap_pages() asks before it takes si->lock, inside
  * rcu_read_lock() with preemption disabled.  Commit from this CPU's owned
- * cluster under its lock alone, then take si->lock once to account it all.
+ * cluster under its lock alone and account it without si->lock; take
+ * si->lock only when the device runs short of room or keeps slots for
+ * antifrag (swapalloc_alloc_fast_done() says when).
  */
 static int swapalloc_alloc_slots_fast(struct swap_info_struct *si, int order,
 				      unsigned char usage, int nr,
@@ -379,9 +381,9 @@ static int swapalloc_alloc_slots_fast(struct swap_info_struct *si, int order,
 	int n;
 
 	n = swapalloc_alloc_fast(&kdev->core, order, usage, nr, slots);
-	if (n) {
+	if (swapalloc_alloc_fast_done(&kdev->core, order, n, slots)) {
 		spin_lock(&si->lock);
-		swapalloc_alloc_fast_done(&kdev->core, order, n, slots);
+		swapalloc_alloc_fast_after(&kdev->core, order, n);
 		spin_unlock(&si->lock);
 	}
 	return n;

@@ -23,7 +23,10 @@
  * ->fast_next are protected by the cluster lock; ->owner is written under
  * si->lock and the cluster lock, so either one is enough to read it; every
  * other field stays under si->lock, and ->order does not change while the
- * cluster is owned.  See "Owned clusters" in module/core.c.
+ * cluster is owned.  What it hands out, swapalloc_alloc_fast_done()
+ * accounts without si->lock too: in the device's slots in use, which the
+ * environment keeps atomic, and in the CPU's own count of fast entries.
+ * See "Owned clusters" in module/core.c.
  */
 #ifndef _SWAPALLOC_CORE_H
 #define _SWAPALLOC_CORE_H
@@ -91,6 +94,12 @@ struct swapalloc_cluster {
 /* Current cluster per order: one set per CPU, or one per rotational device. */
 struct swapalloc_cursor {
 	unsigned long next[SA_NR_ORDERS];	/* next offset to try, 0 = none */
+	/*
+	 * Entries swapalloc_alloc_fast() handed out on this CPU, counted
+	 * without si->lock by the CPU alone (preemption disabled), read by
+	 * swapalloc_read_stats() with READ_ONCE().
+	 */
+	u64 fast[SA_NR_ORDERS];
 };
 
 struct swapalloc_order_stats {
@@ -110,7 +119,6 @@ struct swapalloc_stats {
 	u64 discarded;		/* clusters discarded */
 	u64 sync_discards;	/* of which by an allocation that needed one */
 	u64 discard_waits;	/* allocations that waited for others' discards */
-	u64 fast;		/* entries swapalloc_alloc_fast() handed out */
 	u64 owned;		/* clusters a cursor took ownership of */
 	u64 revoked;		/* of those, taken back for another CPU */
 	u64 folded;		/* pending frees folded into owned clusters */
@@ -167,7 +175,12 @@ struct swapalloc_dev {
 	struct swapalloc_cursor global;	/* SA_POLICY_GLOBAL */
 	struct swapalloc_cursor __percpu *pcp;	/* SA_POLICY_PERCPU */
 
-	struct swapalloc_stats stats;
+	struct swapalloc_stats stats;	/* read with swapalloc_read_stats() */
+	/*
+	 * The per-CPU fast counts when the statistics were last reset:
+	 * swapalloc_read_stats() gives what was counted since.
+	 */
+	u64 fast_base[SA_NR_ORDERS];
 	unsigned int *scratch;		/* nr_clusters words for swapalloc_check() */
 
 	enum swapalloc_placement placement;	/* SA_PLACE_DEFAULT unless set */
@@ -226,8 +239,9 @@ int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
 			  unsigned char usage, int nr, swp_entry_t *slots);
 int swapalloc_alloc_fast(struct swapalloc_dev *dev, int order,
 			 unsigned char usage, int nr, swp_entry_t *slots);
-void swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
+bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 			       const swp_entry_t *slots);
+void swapalloc_alloc_fast_after(struct swapalloc_dev *dev, int order, int n);
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);
@@ -238,6 +252,8 @@ bool swapalloc_keep_cache(struct swapalloc_dev *dev, unsigned long offset,
 
 int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len);
 void swapalloc_reset_stats(struct swapalloc_dev *dev);
+void swapalloc_read_stats(struct swapalloc_dev *dev, struct swapalloc_stats *st);
+u64 swapalloc_fast_entries(struct swapalloc_dev *dev);
 
 const char *swapalloc_list_name(enum swapalloc_list list);
 const char *swapalloc_src_name(enum swapalloc_src src);

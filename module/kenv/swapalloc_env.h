@@ -94,8 +94,8 @@ static inline bool swapalloc_env_live(struct swapalloc_env *env)
  * The commit of the fast path: swap_alloc_commit_batch() under the cluster
  * lock the caller holds (swapalloc_env_lock_cluster()), without si->lock
  * and without the accounting, which swapalloc_env_account() does
- * afterwards under si->lock.  Commits nothing once swapoff or an unbind
- * has begun; both wait for the fast path with synchronize_rcu().
+ * afterwards, with neither lock held.  Commits nothing once swapoff or an
+ * unbind has begun; both wait for the fast path with synchronize_rcu().
  */
 static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 					    unsigned long start, unsigned long end,
@@ -106,7 +106,11 @@ static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 				      slots);
 }
 
-/* swap_range_alloc() of a range the fast path committed; si->lock held. */
+/*
+ * swap_range_alloc() of a range the fast path committed, without si->lock:
+ * an atomic add to inuse_pages, and si->lock only when the add fills the
+ * device.
+ */
 static inline void swapalloc_env_account(struct swapalloc_env *env,
 					 unsigned long offset, unsigned long nr)
 {
@@ -125,7 +129,7 @@ static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
 static inline unsigned long swapalloc_env_free_slots(struct swapalloc_env *env)
 {
 	return env->si->pages - atomic_long_read(&env->si->inuse_pages) -
-	       env->si->alloc_held;
+	       READ_ONCE(env->si->alloc_held);
 }
 
 /* Drops si->lock around the reclaim, as cluster_reclaim_range() does. */

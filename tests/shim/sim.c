@@ -148,9 +148,9 @@ void sim_prefill(struct sim *s, unsigned long offset, unsigned long nr,
 		if (sd->bad[i])
 			continue;
 		if (!sd->swap_map[i] && usage)
-			sd->inuse++;
+			sim_inuse_add(sd, 1);
 		else if (sd->swap_map[i] && !usage)
-			sd->inuse--;
+			sim_inuse_add(sd, -1);
 		sd->swap_map[i] = usage;
 	}
 }
@@ -177,9 +177,10 @@ int sim_alloc_fast(struct sim *s, int order, unsigned char usage, int nr,
 {
 	int n = swapalloc_alloc_fast(&s->dev, order, usage, nr, slots);
 
-	if (n) {
+	/* As main.c's ->alloc_fast(): the lock only when asked for. */
+	if (swapalloc_alloc_fast_done(&s->dev, order, n, slots)) {
 		sim_lock(&s->sd);
-		swapalloc_alloc_fast_done(&s->dev, order, n, slots);
+		swapalloc_alloc_fast_after(&s->dev, order, n);
 		sim_unlock(&s->sd);
 	}
 	return n;
@@ -267,7 +268,7 @@ static void sim_final_free_locked(struct sim_dev *sd, unsigned long offset,
 	sd->cnt.frees++;
 	sd->cnt.freed += nr;
 	swapalloc_free(sd->dev, offset, nr);
-	sd->inuse -= nr;
+	sim_inuse_add(sd, -(long)nr);
 }
 
 static bool sim_slots_in_use(struct sim_dev *sd, unsigned long offset,
@@ -549,7 +550,8 @@ int sim_check(struct sim *s, char *buf, size_t len)
 	for (i = 0; i < sd->nr_clusters; i++)
 		if (sd->cluster_locked[i])
 			return sim_bad(buf, len, "cluster lock %lu left held", i);
-	if (sd->cnt.accounted != sd->cnt.fast_committed)
+	if (__atomic_load_n(&sd->cnt.accounted, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&sd->cnt.fast_committed, __ATOMIC_RELAXED))
 		return sim_bad(buf, len, "fast path committed %lu slots, %lu accounted",
 			       sd->cnt.fast_committed, sd->cnt.accounted);
 	for (i = 0; i < sd->max; i++) {
@@ -571,9 +573,9 @@ int sim_check(struct sim *s, char *buf, size_t len)
 		if (sd->cache_base[i] && !(v & SWAP_HAS_CACHE))
 			return sim_bad(buf, len, "cached slot %lu reads %#x", i, v);
 	}
-	if (used != sd->inuse)
+	if (used != sim_inuse(sd))
 		return sim_bad(buf, len, "inuse %lu, swap map has %lu slots in use",
-			       sd->inuse, used);
+			       sim_inuse(sd), used);
 	if (held != (unsigned long)dev->nr_discard * SIM_CLUSTER_SLOTS)
 		return sim_bad(buf, len, "%lu slots held, %u discard clusters", held,
 			       dev->nr_discard);

@@ -131,7 +131,7 @@ static inline bool swapalloc_env_commit(struct swapalloc_env *env,
 	sim_unlock_cluster(sd, offset);
 	if (i < nr)
 		goto fail;
-	sd->inuse += nr;
+	sim_inuse_add(sd, nr);
 	sd->cnt.committed += nr;
 	return true;
 fail:
@@ -212,8 +212,8 @@ static inline bool swapalloc_env_live(struct swapalloc_env *env)
 /*
  * The fast path's commit: swap_alloc_commit_batch() under the cluster
  * lock the caller holds, without the device lock and without the
- * accounting (swapalloc_env_account() does that later, under the device
- * lock).  Its counters are atomic, as it runs beside everything else.
+ * accounting (swapalloc_env_account() does that later, without the device
+ * lock too).  Its counters are atomic, as it runs beside everything else.
  */
 static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 					    unsigned long start, unsigned long end,
@@ -252,14 +252,22 @@ static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 	return n;
 }
 
-/* swap_range_alloc() of a range the fast path committed: inuse. */
+/*
+ * swap_alloc_account() of a range the fast path committed: inuse, with an
+ * atomic add and without the device lock, which the kernel's takes only
+ * when the add fills the device.
+ */
 static inline void swapalloc_env_account(struct swapalloc_env *env,
 					 unsigned long offset, unsigned long nr)
 {
 	struct sim_dev *sd = env->sim;
 	unsigned long i;
 
-	sim_must_hold(sd, "swapalloc_env_account()");
+#ifndef SIM_THREADS
+	/* lockdep_assert_not_held(); with threads ->locked is another's. */
+	if (sd->locked)
+		sim_violation(sd, "swapalloc_env_account() called with the device lock held");
+#endif
 	if (!sim_range_ok(sd, offset, nr)) {
 		sim_violation(sd, "account of %lu+%lu: bad range", offset, nr);
 		return;
@@ -268,10 +276,9 @@ static inline void swapalloc_env_account(struct swapalloc_env *env,
 		if (!sd->swap_map[i] || sd->swap_map[i] == SWAP_MAP_BAD)
 			sim_violation(sd, "account of slot %lu, not committed (%#x)",
 				      i, sd->swap_map[i]);
-	sd->inuse += nr;
-	sd->cnt.committed += nr;
-	sd->cnt.accounted += nr;
-	sd->cnt.accounts++;
+	sim_inuse_add(sd, nr);
+	__atomic_fetch_add(&sd->cnt.accounted, nr, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sd->cnt.accounts, 1, __ATOMIC_RELAXED);
 }
 
 /* vm_swap_full(): less than half of swap free, unless forced either way. */
@@ -281,14 +288,16 @@ static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)
 
 	if (sd->full != SIM_FULL_AUTO)
 		return sd->full == SIM_FULL_ON;
-	return sd->inuse * 2 > sd->pages;
+	return sim_inuse(sd) * 2 > sd->pages;
 }
 
 static inline unsigned long swapalloc_env_free_slots(struct swapalloc_env *env)
 {
 	/* Held slots (discard) are not in use, but cannot be allocated. */
-	return env->sim->pages - env->sim->inuse -
-	       (env->sim->cnt.held - env->sim->cnt.released);
+	/* Read without the lock by swapalloc_alloc_fast_done(): atomics. */
+	return env->sim->pages - sim_inuse(env->sim) -
+	       (__atomic_load_n(&env->sim->cnt.held, __ATOMIC_RELAXED) -
+		__atomic_load_n(&env->sim->cnt.released, __ATOMIC_RELAXED));
 }
 
 /*
@@ -344,7 +353,7 @@ static inline bool swapalloc_env_hold(struct swapalloc_env *env,
 	sim_lock_cluster(sd, offset);
 	memset(sd->swap_map + offset, SWAP_MAP_BAD, nr);
 	sim_unlock_cluster(sd, offset);
-	sd->cnt.held += nr;
+	__atomic_fetch_add(&sd->cnt.held, nr, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -368,7 +377,7 @@ static inline void swapalloc_env_release(struct swapalloc_env *env,
 	sim_lock_cluster(sd, offset);
 	memset(sd->swap_map + offset, 0, nr);
 	sim_unlock_cluster(sd, offset);
-	sd->cnt.released += nr;
+	__atomic_fetch_add(&sd->cnt.released, nr, __ATOMIC_RELAXED);
 }
 
 /* swap_alloc_discard() with the lock dropped: counts, runs the hook. */

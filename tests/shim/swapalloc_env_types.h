@@ -42,7 +42,7 @@ struct sim_counters {
 	unsigned long commit_fails;	/* of which failed */
 	unsigned long injected;		/* of which by fail_commit_at */
 	unsigned long injected_free;	/* of those, into a free cluster */
-	unsigned long committed;	/* slots committed */
+	unsigned long committed;	/* slots committed under the lock */
 	unsigned long reclaim_calls;
 	unsigned long reclaimed;	/* slots freed by reclaim */
 	unsigned long reclaim_busy;	/* reclaims that found a busy folio */
@@ -75,7 +75,7 @@ struct sim_dev {
 	unsigned char *swap_map;	/* si->swap_map */
 	unsigned long max;		/* si->max, slot 0 is the header */
 	unsigned long pages;		/* si->pages: max less header and bad slots */
-	unsigned long inuse;		/* si->inuse_pages */
+	unsigned long inuse;		/* si->inuse_pages: sim_inuse(), sim_inuse_add() */
 	bool writable;			/* SWP_WRITEOK */
 	bool unbound;			/* inside sim_rebind(): not SWAP_ALLOC_BOUND */
 	bool fail_hold;			/* swap_alloc_hold() refuses */
@@ -132,6 +132,21 @@ struct sim_dev {
 	unsigned long violations;
 	char violation[160];
 };
+
+/*
+ * si->inuse_pages is an atomic in the kernel: the fast path accounts
+ * without the device lock (swapalloc_env_account()).  Every access to
+ * ->inuse goes through these, so that ThreadSanitizer sees atomics.
+ */
+static inline unsigned long sim_inuse(struct sim_dev *sd)
+{
+	return __atomic_load_n(&sd->inuse, __ATOMIC_RELAXED);
+}
+
+static inline unsigned long sim_inuse_add(struct sim_dev *sd, long nr)
+{
+	return __atomic_add_fetch(&sd->inuse, nr, __ATOMIC_SEQ_CST);
+}
 
 /* What the core's device embeds: a pointer to the simulated device. */
 struct swapalloc_env {

@@ -2708,6 +2708,7 @@ static void test_fast_owned_cluster_leaves_lists(void)
 {
 	struct sim *s = new_fast_sim(4 * CS);
 	struct swapalloc_cluster *ci;
+	struct swapalloc_stats st;
 	unsigned long off, other, inuse;
 	swp_entry_t e[8];
 	int i;
@@ -2727,13 +2728,14 @@ static void test_fast_owned_cluster_leaves_lists(void)
 		T_EQ(swp_offset(e[i]), off + 1 + i);
 	T_EQ(s->sd.inuse, inuse);		/* not accounted yet */
 	T_EQ(s->sd.cnt.fast_committed, 8);
-	sim_lock(&s->sd);
-	swapalloc_alloc_fast_done(&s->dev, 0, 8, e);
-	sim_unlock(&s->sd);
+	/* Accounted without the lock, and nothing asked of it: room enough. */
+	T_ASSERT(!swapalloc_alloc_fast_done(&s->dev, 0, 8, e));
 	T_EQ(s->sd.inuse, inuse + 8);
 	T_EQ(s->sd.cnt.accounts, 1);		/* one run, one call */
-	T_EQ(s->dev.stats.fast, 8);
-	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 8);
+	T_EQ(swapalloc_fast_entries(&s->dev), 8);
+	swapalloc_read_stats(&s->dev, &st);
+	T_EQ(st.order[0].src[SA_SRC_CURSOR], s->dev.stats.order[0].src[SA_SRC_CURSOR] + 8);
+	T_EQ(st.order[0].requests, s->dev.stats.order[0].requests + 8);
 	T_EQ(ci->fast_next, off % CS + 9);
 	expect_valid(s);
 
@@ -2747,6 +2749,52 @@ static void test_fast_owned_cluster_leaves_lists(void)
 	for (i = 0; i < 4; i++)
 		T_EQ(swp_offset(e[i]) / CS, other / CS);
 	sim_set_cpu(0);
+	expect_valid(s);
+}
+
+/*
+ * The fast path accounts without the lock and asks for it only when the
+ * work after an allocation may matter: the device short of room, or an
+ * antifrag placement watching the room.  That work then runs and counts
+ * (the placement's window of allocated slots).
+ */
+static void test_fast_done_asks_lock(void)
+{
+	struct sim *s = new_fast_sim(4 * CS);
+	unsigned long win;
+	swp_entry_t e[16];
+	int i;
+
+	alloc_ok(s, 0);
+	T_EQ(sim_alloc_fast(s, 0, 1, 8, e), 8);	/* room: no lock asked */
+	T_EQ(swapalloc_fast_entries(&s->dev), 8);
+
+	/* Another CPU's slow path leaves less than two clusters free. */
+	sim_set_cpu(1);
+	for (i = 0; i < 2 * CS / 16 + 1; i++)
+		alloc_ok(s, 4);
+	sim_set_cpu(0);
+	T_ASSERT(swapalloc_env_free_slots(&s->dev.env) < 2 * CS);
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 4, e), 4);
+	T_ASSERT(swapalloc_alloc_fast_done(&s->dev, 0, 4, e));
+	sim_lock(&s->sd);
+	swapalloc_alloc_fast_after(&s->dev, 0, 4);
+	sim_unlock(&s->sd);
+	expect_valid(s);
+
+	/* antifrag: asked whatever the room, and its window counts. */
+	s = new_sim_nobind(8 * CS, SA_POLICY_PERCPU, false);
+	s->dev.fast = true;
+	s->dev.placement = SA_PLACE_ANTIFRAG;
+	sim_bind(s);
+	alloc_ok(s, 0);
+	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 8);
+	win = s->dev.place.win_slots;
+	T_ASSERT(swapalloc_alloc_fast_done(&s->dev, 0, 8, e));
+	sim_lock(&s->sd);
+	swapalloc_alloc_fast_after(&s->dev, 0, 8);
+	sim_unlock(&s->sd);
+	T_EQ(s->dev.place.win_slots, win + 8);
 	expect_valid(s);
 }
 
@@ -3063,6 +3111,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_refused_hold_frees_the_cluster),
 	T_CASE(test_alloc_waits_for_discards_in_flight),
 	T_CASE(test_fast_owned_cluster_leaves_lists),
+	T_CASE(test_fast_done_asks_lock),
 	T_CASE(test_fast_pending_free_fold),
 	T_CASE(test_fast_fold_empties_cluster),
 	T_CASE(test_fast_revocation),

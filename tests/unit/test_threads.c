@@ -8,9 +8,9 @@
  *    slot-cache refills through swapalloc_alloc_batch()) and of order 4,
  *    and free some of them again.  On devices with ->fast set they try
  *    swapalloc_alloc_fast() first, without the lock, inside the read side
- *    of the bind lock (the kernel's rcu_read_lock()); then they take the
- *    lock once, account what it got (swapalloc_alloc_fast_done()) and ask
- *    the slow path for the rest;
+ *    of the bind lock (the kernel's rcu_read_lock()), and account what it
+ *    got without the lock (swapalloc_alloc_fast_done()); then they take
+ *    the lock for what is left, if anything, and ask the slow path;
  *  - a swap-cache thread takes entries and leaves them in the swap cache
  *    only, so that the allocators' reclaim, forced reclaim and the
  *    background reclaim free them with the lock dropped;
@@ -185,13 +185,19 @@ static int alloc_some(struct thread *t, int order, unsigned char usage,
 	struct run *r = t->r;
 	swp_entry_t slots[16];
 	int n = 0, want = min_t(int, max, 16), i;
+	bool after;
 
 	pthread_rwlock_rdlock(&r->bind);
 	n = swapalloc_alloc_fast(&r->s.dev, order, usage, want, slots);
 	if (n)
 		__atomic_fetch_add(&r->fast, n, __ATOMIC_RELAXED);
+	/* Accounted without the lock; served whole, the lock is not taken. */
+	after = swapalloc_alloc_fast_done(&r->s.dev, order, n, slots);
+	if (n == want && !after)
+		goto out;
 	sim_lock(&r->s.sd);
-	swapalloc_alloc_fast_done(&r->s.dev, order, n, slots);
+	if (after)
+		swapalloc_alloc_fast_after(&r->s.dev, order, n);
 	if (n < want && !order && want > 1) {
 		n += swapalloc_alloc_batch(&r->s.dev, 0, usage, want - n, slots + n);
 	} else if (n < want) {
@@ -201,6 +207,7 @@ static int alloc_some(struct thread *t, int order, unsigned char usage,
 			slots[n++] = (swp_entry_t){ off };
 	}
 	sim_unlock(&r->s.sd);
+out:
 	pthread_rwlock_unlock(&r->bind);
 	for (i = 0; i < n; i++)
 		out[i] = (struct entry){ swp_offset(slots[i]), order };
