@@ -54,11 +54,12 @@
 #define SA_DISCARD_WAITS	4
 
 /*
- * What follows a fast allocation (sa_after_alloc()) is skipped while the
- * device has at least this much room: two clusters, one for the reclaim's
- * threshold in sa_after_alloc(), one for what other CPUs committed and
- * have not accounted yet.  Below it, that work runs under si->lock again
- * (swapalloc_alloc_fast_after()).
+ * What follows a fast allocation (sa_after_alloc()) waits, per CPU, while
+ * the device has at least this much room: two clusters, one for the
+ * reclaim's threshold in sa_after_alloc(), one for what other CPUs
+ * committed and have not accounted yet (the antifrag placement adds its
+ * own SA_PLACE_FREE_MIN).  Below it, that work runs under si->lock after
+ * each fast allocation (swapalloc_alloc_fast_after()).
  */
 #define SA_FAST_ROOM	(2 * SA_CLUSTER_SLOTS)
 
@@ -1015,16 +1016,17 @@ out:
  * @slots: those entries
  *
  * Adds the entries to the device's slots in use (swapalloc_env_account(),
- * an atomic add in the kernel) and to this CPU's count of fast entries,
- * both without si->lock.  What else follows an allocation is under
- * si->lock and needed only sometimes: the antifrag placement's watch of
- * the free room, and the reclaim of a device nearly exhausted.  The
- * caller does it with swapalloc_alloc_fast_after() when this says so.
- * Left out otherwise is the reclaim's back-off (->reclaim_wait), which
- * only a forced reclaim of a nearly exhausted device sets: the frees,
- * and allocations once the device is that full again, count it down.
+ * an atomic add in the kernel) and to this CPU's counts, all without
+ * si->lock.  The work after an allocation (sa_after_alloc(): the reclaim
+ * of a device nearly exhausted, its back-off, the antifrag placement's
+ * watch of the room) is under si->lock; this CPU's slots wait for it in
+ * ->after_pending until the caller runs swapalloc_alloc_fast_after(),
+ * which this asks for when the device is short of room (below
+ * SA_FAST_ROOM, plus SA_PLACE_FREE_MIN with antifrag) and, with antifrag,
+ * once a cluster's worth waits: its window of allocated slots and its
+ * low-water mark of free slots are then at most that late.
  *
- * Context: preemption disabled (this CPU's count), as for
+ * Context: preemption disabled (this CPU's counts), as for
  * swapalloc_alloc_fast().
  * Return: whether the caller must take si->lock and call
  * swapalloc_alloc_fast_after().
@@ -1032,7 +1034,7 @@ out:
 bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 			       const swp_entry_t *slots)
 {
-	unsigned long off, size = 1UL << order;
+	unsigned long off, room = SA_FAST_ROOM, size = 1UL << order;
 	struct swapalloc_cursor *cur;
 	int i, j;
 
@@ -1056,24 +1058,33 @@ bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 	cur = this_cpu_ptr(dev->pcp);
 	if (sa_stats_on)
 		WRITE_ONCE(cur->fast[order], cur->fast[order] + n);
+	cur->after_pending += n << order;
 	/* ->placement is set before the device is bound and stays. */
-	return dev->placement == SA_PLACE_ANTIFRAG ||
-	       swapalloc_env_free_slots(&dev->env) < SA_FAST_ROOM;
+	if (dev->placement == SA_PLACE_ANTIFRAG) {
+		if (cur->after_pending >= SA_CLUSTER_SLOTS)
+			return true;
+		room += SA_PLACE_FREE_MIN;
+	}
+	return swapalloc_env_free_slots(&dev->env) < room;
 }
 
 /**
- * swapalloc_alloc_fast_after() - what follows a fast allocation, under the lock
+ * swapalloc_alloc_fast_after() - the work after this CPU's fast allocations
  * @dev: the device, si->lock held
- * @order: as passed to swapalloc_alloc_fast_done()
- * @n: the entries it accounted
  *
- * The work after an allocation (sa_after_alloc()) for entries the fast
- * path handed out, when swapalloc_alloc_fast_done() asks for it.
+ * sa_after_alloc() for the slots this CPU's fast path handed out since it
+ * last ran, when swapalloc_alloc_fast_done() asks for it.
+ *
+ * Context: preemption disabled, as for swapalloc_alloc_fast_done().
  */
-void swapalloc_alloc_fast_after(struct swapalloc_dev *dev, int order, int n)
+void swapalloc_alloc_fast_after(struct swapalloc_dev *dev)
 {
-	if (n > 0)
-		sa_after_alloc(dev, n << order);
+	struct swapalloc_cursor *cur = this_cpu_ptr(dev->pcp);
+	unsigned int nr = cur->after_pending;
+
+	cur->after_pending = 0;
+	if (nr)
+		sa_after_alloc(dev, nr);
 }
 
 /**

@@ -370,8 +370,9 @@ static int swapalloc_alloc_slots_batch(struct swap_info_struct *si, int order,
  * ->alloc_fast(): get_swap_pages() asks before it takes si->lock, inside
  * rcu_read_lock() with preemption disabled.  Commit from this CPU's owned
  * cluster under its lock alone and account it without si->lock; take
- * si->lock only when the device runs short of room or keeps slots for
- * antifrag (swapalloc_alloc_fast_done() says when).
+ * si->lock only when the device runs short of room, or once a cluster's
+ * worth with the antifrag placement (swapalloc_alloc_fast_done() says
+ * when).
  */
 static int swapalloc_alloc_slots_fast(struct swap_info_struct *si, int order,
 				      unsigned char usage, int nr,
@@ -383,7 +384,7 @@ static int swapalloc_alloc_slots_fast(struct swap_info_struct *si, int order,
 	n = swapalloc_alloc_fast(&kdev->core, order, usage, nr, slots);
 	if (swapalloc_alloc_fast_done(&kdev->core, order, n, slots)) {
 		spin_lock(&si->lock);
-		swapalloc_alloc_fast_after(&kdev->core, order, n);
+		swapalloc_alloc_fast_after(&kdev->core);
 		spin_unlock(&si->lock);
 	}
 	return n;

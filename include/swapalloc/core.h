@@ -100,6 +100,13 @@ struct swapalloc_cursor {
 	 * swapalloc_read_stats() with READ_ONCE().
 	 */
 	u64 fast[SA_NR_ORDERS];
+	/*
+	 * Slots the fast path handed out on this CPU whose work after the
+	 * allocation (sa_after_alloc()) has not run yet: it runs, under
+	 * si->lock, once they reach a cluster's worth with the antifrag
+	 * placement, or when the device runs short of room.
+	 */
+	unsigned int after_pending;
 };
 
 struct swapalloc_order_stats {
@@ -241,7 +248,7 @@ int swapalloc_alloc_fast(struct swapalloc_dev *dev, int order,
 			 unsigned char usage, int nr, swp_entry_t *slots);
 bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 			       const swp_entry_t *slots);
-void swapalloc_alloc_fast_after(struct swapalloc_dev *dev, int order, int n);
+void swapalloc_alloc_fast_after(struct swapalloc_dev *dev);
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);

@@ -180,7 +180,7 @@ int sim_alloc_fast(struct sim *s, int order, unsigned char usage, int nr,
 	/* As main.c's ->alloc_fast(): the lock only when asked for. */
 	if (swapalloc_alloc_fast_done(&s->dev, order, n, slots)) {
 		sim_lock(&s->sd);
-		swapalloc_alloc_fast_after(&s->dev, order, n);
+		swapalloc_alloc_fast_after(&s->dev);
 		sim_unlock(&s->sd);
 	}
 	return n;

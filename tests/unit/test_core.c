@@ -2754,20 +2754,25 @@ static void test_fast_owned_cluster_leaves_lists(void)
 
 /*
  * The fast path accounts without the lock and asks for it only when the
- * work after an allocation may matter: the device short of room, or an
- * antifrag placement watching the room.  That work then runs and counts
- * (the placement's window of allocated slots).
+ * work after an allocation may matter: the device short of room, or with
+ * the antifrag placement a cluster's worth of slots waiting for the
+ * placement's watch of the room.  That work then runs for every slot
+ * that waited (the placement's window of allocated slots).
  */
 static void test_fast_done_asks_lock(void)
 {
 	struct sim *s = new_fast_sim(4 * CS);
-	unsigned long win;
-	swp_entry_t e[16];
-	int i;
+	struct swapalloc_cursor *cur;
+	unsigned long win, pending;
+	swp_entry_t e[64];
+	bool asked = false;
+	int i, n;
 
 	alloc_ok(s, 0);
 	T_EQ(sim_alloc_fast(s, 0, 1, 8, e), 8);	/* room: no lock asked */
 	T_EQ(swapalloc_fast_entries(&s->dev), 8);
+	cur = per_cpu_ptr(s->dev.pcp, 0);
+	T_EQ(cur->after_pending, 8);
 
 	/* Another CPU's slow path leaves less than two clusters free. */
 	sim_set_cpu(1);
@@ -2778,23 +2783,35 @@ static void test_fast_done_asks_lock(void)
 	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 4, e), 4);
 	T_ASSERT(swapalloc_alloc_fast_done(&s->dev, 0, 4, e));
 	sim_lock(&s->sd);
-	swapalloc_alloc_fast_after(&s->dev, 0, 4);
+	swapalloc_alloc_fast_after(&s->dev);
 	sim_unlock(&s->sd);
+	T_EQ(cur->after_pending, 0);
 	expect_valid(s);
 
-	/* antifrag: asked whatever the room, and its window counts. */
+	/* antifrag with room: asked once a cluster's worth waits. */
 	s = new_sim_nobind(8 * CS, SA_POLICY_PERCPU, false);
 	s->dev.fast = true;
 	s->dev.placement = SA_PLACE_ANTIFRAG;
 	sim_bind(s);
+	cur = per_cpu_ptr(s->dev.pcp, 0);
 	alloc_ok(s, 0);
-	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 8, e), 8);
+	for (i = 0; i < 4 * CS && !asked; i++) {
+		n = swapalloc_alloc_fast(&s->dev, 0, 1, 64, e);
+		if (!n) {
+			alloc_ok(s, 0);		/* the next owned cluster */
+			continue;
+		}
+		asked = swapalloc_alloc_fast_done(&s->dev, 0, n, e);
+		T_ASSERT(asked == (cur->after_pending >= CS));
+	}
+	T_ASSERT(asked);
+	pending = cur->after_pending;
 	win = s->dev.place.win_slots;
-	T_ASSERT(swapalloc_alloc_fast_done(&s->dev, 0, 8, e));
 	sim_lock(&s->sd);
-	swapalloc_alloc_fast_after(&s->dev, 0, 8);
+	swapalloc_alloc_fast_after(&s->dev);
 	sim_unlock(&s->sd);
-	T_EQ(s->dev.place.win_slots, win + 8);
+	T_EQ(s->dev.place.win_slots, win + pending);
+	T_EQ(cur->after_pending, 0);
 	expect_valid(s);
 }
 

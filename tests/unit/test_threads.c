@@ -197,7 +197,7 @@ static int alloc_some(struct thread *t, int order, unsigned char usage,
 		goto out;
 	sim_lock(&r->s.sd);
 	if (after)
-		swapalloc_alloc_fast_after(&r->s.dev, order, n);
+		swapalloc_alloc_fast_after(&r->s.dev);
 	if (n < want && !order && want > 1) {
 		n += swapalloc_alloc_batch(&r->s.dev, 0, usage, want - n, slots + n);
 	} else if (n < want) {
