@@ -21,7 +21,8 @@
 #                 swapalloc-antifrag (swapalloc.ko placement=antifrag),
 #                 swapalloc-percpu, swapalloc-global (policy=percpu or
 #                 global on every device), swapalloc-fast (fast=1: the
-#                 fast path off si->lock), swapalloc-nostats (the
+#                 fast path off si->lock), swapalloc-antifrag-fast
+#                 (placement=antifrag fast=1), swapalloc-nostats (the
 #                 SWAPALLOC_NO_STATS=y build, BENCH_KO_NOSTATS)
 #                 (default "builtin swapalloc")
 #   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
@@ -103,8 +104,9 @@ use() {
 	swapalloc-percpu) args=(policy=percpu) ;;
 	swapalloc-global) args=(policy=global) ;;
 	swapalloc-fast) args=(fast=1) ;;
+	swapalloc-antifrag-fast) args=(placement=antifrag fast=1) ;;
 	swapalloc-nostats) k=$ko_nostats ;;
-	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-fast swapalloc-nostats)"; return 1 ;;
+	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-fast swapalloc-antifrag-fast swapalloc-nostats)"; return 1 ;;
 	esac
 	[ "$loaded" != "$1" ] || return 0
 	if [ "$loaded" != builtin ]; then
@@ -130,7 +132,7 @@ owner_ok() {
 		$1 == d { print $c["owner"] }' "$dbg/devices")
 	[ "$got" = "${want%%-*}" ] || { fail "$dev bound to $want" "owner is '${got:-none}'"; return 1; }
 	case $want in
-	swapalloc-antifrag) set -- policy=antifrag placement=antifrag ;;
+	swapalloc-antifrag|swapalloc-antifrag-fast) set -- policy=antifrag placement=antifrag ;;
 	swapalloc-percpu) set -- policy=percpu cursors=percpu ;;
 	swapalloc-global) set -- policy=global cursors=global ;;
 	swapalloc*) set -- policy=auto ;;
@@ -159,19 +161,21 @@ stats_ok() {
 	fast_ok "$@"
 }
 
-# fast_ok ALLOC DEV CASE: the fast path served swapalloc-fast's allocations
-# on a device with per-CPU cursors, and stayed off for every other
-# swapalloc allocator (debugfs DEV/fast: enabled, entries).
+# fast_ok ALLOC DEV CASE: the fast path served the allocations of
+# swapalloc-fast and swapalloc-antifrag-fast on a device with per-CPU
+# cursors, and stayed off for every other swapalloc allocator (debugfs
+# DEV/fast: enabled, entries).
 fast_ok() {
-	local f=$dbg/${2##*/}/fast on n cur
+	local f=$dbg/${2##*/}/fast on n cur fast=0
 	[ -f "$f" ] || return 0
 	read -r on n _ <<<"$(sed -n 2p "$f")"
 	cur=$(awk -v d="${2##*/}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$1 == d { print $c["cursors"] }' "$dbg/devices")
-	if [ "$1" = swapalloc-fast ] && [ "$cur" = percpu ]; then
+	case $1 in *-fast) fast=1 ;; esac
+	if [ $fast = 1 ] && [ "$cur" = percpu ]; then
 		[ "$on" = yes ] && [ "$n" -gt 0 ] ||
 			fail "$3 $1: fast path served" "enabled $on, $n entries"
-	elif [ "$1" != swapalloc-fast ]; then
+	elif [ $fast = 0 ]; then
 		[ "$on" = no ] || fail "$3 $1: fast path off" "enabled $on, $n entries"
 	fi
 }
