@@ -1058,7 +1058,12 @@ bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 	cur = this_cpu_ptr(dev->pcp);
 	if (sa_stats_on)
 		WRITE_ONCE(cur->fast[order], cur->fast[order] + n);
-	cur->after_pending += n << order;
+	/*
+	 * Capped: with the default placement only the reclaim's back-off
+	 * reads it, which is at most a cluster; antifrag asks at a cluster.
+	 */
+	cur->after_pending = min_t(unsigned int, cur->after_pending + (n << order),
+				   2 * SA_CLUSTER_SLOTS);
 	/* ->placement is set before the device is bound and stays. */
 	if (dev->placement == SA_PLACE_ANTIFRAG) {
 		if (cur->after_pending >= SA_CLUSTER_SLOTS)

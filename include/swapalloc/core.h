@@ -104,7 +104,8 @@ struct swapalloc_cursor {
 	 * Slots the fast path handed out on this CPU whose work after the
 	 * allocation (sa_after_alloc()) has not run yet: it runs, under
 	 * si->lock, once they reach a cluster's worth with the antifrag
-	 * placement, or when the device runs short of room.
+	 * placement, or when the device runs short of room.  Capped at two
+	 * clusters: the reclaim's back-off needs no more.
 	 */
 	unsigned int after_pending;
 };
