@@ -70,6 +70,31 @@ def die(msg):
     sys.exit(1)
 
 
+def lock_sites(path, cls):
+    """Where the waiters of lock class @cls waited in a /proc/lock_stat
+    copy: the first list of call sites under the class's line (up to
+    four), as {function: contentions}; None if the file or class is not
+    there."""
+    if not os.path.exists(path):
+        return None
+    sites, state = {}, 0
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if state == 0:
+                if w and w[0] == cls + ":":
+                    state = 1
+            elif state == 1:
+                if w and set(w[0]) == {"-"}:
+                    state = 2
+            elif w and set(w[0]) == {"-"} or not w:
+                break
+            elif w[0] == cls and len(w) >= 4 and w[2].startswith("[<"):
+                fn = w[-1].split("+")[0]
+                sites[fn] = sites.get(fn, 0) + int(w[1])
+    return sites if state == 2 else None
+
+
 def read_tsv(path):
     if not os.path.exists(path):
         return []
@@ -215,9 +240,28 @@ def analyse(d):
         lacq[k][r["allocator"]].append(int(r["acquisitions"]))
         lw[k][r["allocator"]].append(float(r["wait_us"]) / 1000)
         lh[k][r["allocator"]].append(float(r["hold_us"]) / 1000)
+    # si->lock's contentions by where its waiters waited (the raw copy of
+    # /proc/lock_stat of each run): get_swap_pages() is the allocation
+    # path, everything else the frees (swapcache_free_entries() of a slot
+    # cache's batch, put_swap_folio(), free_swap_and_cache_nr()).
+    lsite = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in tsv["lock"]:
+        if r["lock"] != "si_lock":
+            continue
+        sites = lock_sites(os.path.join(raw, "lockstat-boot%s-%s-%s-x%s.txt" % (
+            r["boot"], r["allocator"], r["folio"], r["workers"])), r["class"])
+        if sites is None:
+            continue
+        alloc = sites.get("get_swap_pages", 0)
+        lsite[(r["folio"], int(r["workers"]), "allocation")][r["allocator"]].append(alloc)
+        lsite[(r["folio"], int(r["workers"]), "frees")][r["allocator"]].append(sum(sites.values()) - alloc)
     for k in sorted(lk, key=lambda k: (k[0] != "si_lock", k[1] != "4k", k[2])):
         key = {"lock": k[0], "folio": k[1], "workers": k[2]}
         figs.append(figure("lock_contentions", key, "contentions", lk[k], allocs=allocs))
+        for path in ("allocation", "frees"):
+            if k[0] == "si_lock" and (k[1], k[2], path) in lsite:
+                figs.append(figure("lock_site_contentions", dict(key, path=path), "contentions",
+                                   lsite[(k[1], k[2], path)], allocs=allocs))
         figs.append(figure("lock_acquisitions", key, "acquisitions", lacq[k], allocs=allocs))
         figs.append(figure("lock_wait", key, "ms waited", lw[k], allocs=allocs))
         figs.append(figure("lock_hold", key, "ms held", lh[k], allocs=allocs))
@@ -393,9 +437,13 @@ def tables(meta, figs, allocs=ALLOCS):
         names = {"si_lock": "`si->lock`", "i_pages": "`i_pages`"}
         others = {kind: {(f["lock"], f["folio"], f["workers"]): f for f in by[kind]}
                   for kind in ("lock_acquisitions", "lock_wait", "lock_hold")}
+        sites = {(f["lock"], f["folio"], f["workers"], f["path"]): f for f in by["lock_site_contentions"]}
         for f in by["lock_contentions"]:
             k = (f["lock"], f["folio"], f["workers"])
-            for label, g in (("contentions", f), ("acquisitions", others["lock_acquisitions"].get(k)),
+            for label, g in (("contentions", f),
+                             ("contentions in `get_swap_pages()`", sites.get(k + ("allocation",))),
+                             ("contentions in the frees", sites.get(k + ("frees",))),
+                             ("acquisitions", others["lock_acquisitions"].get(k)),
                              ("ms waited in all", others["lock_wait"].get(k)),
                              ("ms held in all", others["lock_hold"].get(k))):
                 if g:
