@@ -14,6 +14,17 @@
 # other swapped off); its data reads back, the fast path handed out
 # entries (`fast` table), sa_check is ok.
 #
+# clean before free: tests/kmod/sa_free_probe.ko counts the slots
+# swapalloc's ->free() hears of while their zeromap bit is still set,
+# for swapfill -z's zero-filled pages freed at its exit (4K pages, read
+# back first, so that their slots are freed one by one through the swap
+# slot cache; then, with the fast path, 64K folios left swapped out,
+# freed a folio at a time with the page tables).  Their swap_map
+# bytes are 0 by then: without a fast path si->lock keeps them from the
+# allocators until the free has cleaned them, as in 6.12 (the probe sees
+# the bits still set, which shows it can); with the fast path they can be
+# taken at once, so the kernel cleans them first (none set).
+#
 # swapoff under a writer: both devices on at one priority, swapverify in
 # a loop, the disk swapped off and on FAST_SWAPOFF_ROUNDS times (1; make
 # stress 6) while it writes; every swapoff completes, every run verifies,
@@ -49,8 +60,12 @@ fi
 
 verify=$(tool swapverify) || { fail "swapverify built"; finish; }
 ko=$SWAPALLOC_TOP/swapalloc.ko
+fill=$(tool swapfill) || { fail "swapfill built"; finish; }
 hold=$SWAPALLOC_TOP/tests/kmod/sa_fast_hold.ko
-[ -f "$hold" ] || { fail "sa_fast_hold.ko built" "no $hold (tests/run builds tests/kmod)"; finish; }
+fprobe=$SWAPALLOC_TOP/tests/kmod/sa_free_probe.ko
+for k in "$hold" "$fprobe"; do
+	[ -f "$k" ] || { fail "${k##*/} built" "no $k (tests/run builds tests/kmod)"; finish; }
+done
 prm=/sys/module/sa_fast_hold/parameters
 # make check swaps the disk off and on once under the writer, make stress
 # (SWAPALLOC_STRESS=1) six times.
@@ -115,6 +130,24 @@ writer_stop() {
 	fi
 }
 
+# free_probe DEV [ARGS]: swapfill -z's pages on DEV (ARGS: more swapfill
+# options), freed at its exit, counted by sa_free_probe.ko; prints
+# "FREES UNCLEAN LARGE" (LARGE: slots freed in ranges of more than one),
+# or fails.
+free_probe() {
+	local maj min out frees unclean large dev=$1
+	shift
+	IFS=: read -r maj min < "/sys/block/${dev##*/}/dev"
+	insmod "$fprobe" major="$maj" minor="$min" || return 1
+	out=$(taskset -c 0 "$fill" -z -s 8M "$@" 2>&1) || { echo "$out" >&2; rmmod sa_free_probe; return 1; }
+	echo "$out" | sed "s/^/# /" >&2
+	read -r frees < /sys/module/sa_free_probe/parameters/frees
+	read -r unclean < /sys/module/sa_free_probe/parameters/unclean
+	read -r large < /sys/module/sa_free_probe/parameters/large
+	rmmod sa_free_probe || return 1
+	echo "$frees $unclean $large"
+}
+
 # --- fast=: bad values refused, off by default
 if insmod "$ko" fast=maybe 2>/tmp/insmod.err; then
 	fail "fast=maybe refused" "insmod succeeded"
@@ -129,6 +162,14 @@ p=$(cat /sys/module/swapalloc/parameters/fast)
 e=$(fast_col "$dn" enabled)
 [ "$p" = N ] && [ "$e" = no ] && pass "fast off by default" ||
 	fail "fast off by default" "parameter $p, enabled $e"
+if r=$(free_probe "$D"); then
+	read -r frees unclean large <<< "$r"
+	[ "$frees" -gt 0 ] && [ "$unclean" -gt 0 ] &&
+		pass "fast off: the probe sees frees cleaned after ($unclean of $frees)" ||
+		fail "fast off: the probe sees frees cleaned after" "frees $frees, unclean $unclean"
+else
+	fail "fast off: free probe" "see above"
+fi
 must rmmod swapalloc
 swapoff "$D"
 
@@ -147,6 +188,30 @@ for dev in "$Z" "$D"; do
 	check_dev "$n" "$n"
 	swapoff "$dev" || fail "$n: swapoff"
 done
+swapon "$D" || fail "swapon $D for the free probe"
+thp=/sys/kernel/mm/transparent_hugepage
+thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' "$thp/hugepages-$1kB/enabled"; }
+m64=$(thp_mode 64) m2m=$(thp_mode 2048)
+for folio in 4K 64K; do
+	args=(-V) want=0
+	if [ $folio = 64K ]; then
+		mthp_enable 64 || fail "64K mTHP enabled for the free probe"
+		args=(-T) want=1
+	fi
+	if r=$(free_probe "$D" "${args[@]}"); then
+		read -r frees unclean large <<< "$r"
+		# 4K read back: most freed one by one; 64K: most as ranges.
+		if [ $want = 1 ]; then ok=$((large * 2 > frees)); else ok=$((large * 2 < frees)); fi
+		[ "$frees" -gt 0 ] && [ "$unclean" = 0 ] && [ $ok = 1 ] &&
+			pass "$dn: $folio frees cleaned before the fast path can take them ($frees, $large in ranges)" ||
+			fail "$dn: $folio frees cleaned before the fast path can take them" "frees $frees, unclean $unclean, in ranges $large"
+	else
+		fail "$dn: $folio free probe" "see above"
+	fi
+done
+echo "$m64" > "$thp/hugepages-64kB/enabled" && echo "$m2m" > "$thp/hugepages-2048kB/enabled" ||
+	fail "mTHP settings restored after the free probe"
+swapoff "$D" || fail "$dn: swapoff after the free probe"
 
 # --- swapoff of the disk under a writer
 swapon -p 5 "$Z" && swapon -p 5 "$D" || { fail "swapon both"; finish; }

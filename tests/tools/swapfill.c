@@ -2,7 +2,7 @@
 /*
  * swapfill - put a given amount of anonymous memory in swap and keep it there.
  *
- *   swapfill -s SIZE [-p PASSES] [-w] [-H [-V]]
+ *   swapfill -s SIZE [-p PASSES] [-z] [-T] [-w] [-H] [-V]
  *
  * Maps SIZE bytes of anonymous memory (MADV_NOHUGEPAGE: 4K pages), writes a
  * non-zero word into every page, pushes the region to swap with
@@ -13,13 +13,20 @@
  * left resident is one whose swap allocation failed (or that reclaim
  * skipped); the guest suites compare N with M.
  *
+ *   -z  write zeroes instead: every page is a zero-filled page of its own,
+ *       which swap-out keeps in the device's zeromap, writing nothing
+ *   -T  leave the region to THP instead of MADV_NOHUGEPAGE: with an mTHP
+ *       size enabled in sysfs, its folios (and swap entries) are that size
  *   -w  after writing, print "swapfill: ready" and wait for SIGUSR1 before
  *       paging out, so that a suite can page out at a moment it chooses
  *   -H  after paging out, print "swapfill: holding" and keep the memory
  *       (and so its swap slots) until SIGTERM or SIGINT
- *  -V  with -H: then read every page back (swapping it in) and print
- *       "swapfill: verified N pages, M mismatches"; a page holding another
- *       page's word was given a slot someone else wrote to
+ *   -V  then (after the hold, with -H) read every page back (swapping it
+ *       in) and print "swapfill: verified N pages, M mismatches"; a page
+ *       holding another page's word was given a slot someone else wrote
+ *       to.  The slots are freed at exit from the swap cache, one by one
+ *       through the swap slot cache, where without -V they go with the
+ *       page tables, a run of slots at a time
  *
  * Exit status: 0, 1 on mismatches (-V), or 3 on a usage or system error.
  */
@@ -94,19 +101,26 @@ static size_t count_swapped(int pm, char *p, size_t npages, long psz)
 int main(int argc, char **argv)
 {
 	unsigned long long size = 0;
-	int opt, passes = 1, wait_go = 0, hold = 0, check = 0, pm, sig, pass;
+	int opt, passes = 1, wait_go = 0, hold = 0, check = 0, thp = 0, pm, sig, pass;
+	uint64_t tag = 0x5a5a000000000000ULL;
 	size_t npages, i, swapped = 0, bad = 0;
 	long psz = sysconf(_SC_PAGESIZE);
 	sigset_t set;
 	char *p;
 
-	while ((opt = getopt(argc, argv, "s:p:wHV")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:zTwHV")) != -1) {
 		switch (opt) {
 		case 's':
 			size = parse_size(optarg);
 			break;
 		case 'p':
 			passes = atoi(optarg);
+			break;
+		case 'z':
+			tag = 0;
+			break;
+		case 'T':
+			thp = 1;
 			break;
 		case 'w':
 			wait_go = 1;
@@ -123,8 +137,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (!size || passes < 1 || optind != argc || (check && !hold)) {
-		fprintf(stderr, "usage: swapfill -s SIZE [-p PASSES] [-w] [-H [-V]]\n");
+	if (!size || passes < 1 || optind != argc) {
+		fprintf(stderr, "usage: swapfill -s SIZE [-p PASSES] [-z] [-T] [-w] [-H] [-V]\n");
 		return 3;
 	}
 	npages = size / psz;
@@ -141,9 +155,10 @@ int main(int argc, char **argv)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		die("mmap");
-	madvise(p, npages * psz, MADV_NOHUGEPAGE);
+	if (!thp)
+		madvise(p, npages * psz, MADV_NOHUGEPAGE);
 	for (i = 0; i < npages; i++)
-		*(uint64_t *)(p + i * psz) = 0x5a5a000000000000ULL | i;
+		*(uint64_t *)(p + i * psz) = tag ? tag | i : 0;
 	pm = open("/proc/self/pagemap", O_RDONLY);
 	if (pm < 0)
 		die("open /proc/self/pagemap");
@@ -177,7 +192,7 @@ int main(int argc, char **argv)
 	}
 	if (check) {
 		for (i = 0; i < npages; i++)
-			if (*(uint64_t *)(p + i * psz) != (0x5a5a000000000000ULL | i))
+			if (*(uint64_t *)(p + i * psz) != (tag ? tag | i : 0))
 				bad++;
 		printf("swapfill: verified %zu pages, %zu mismatches\n", npages, bad);
 		fflush(stdout);
