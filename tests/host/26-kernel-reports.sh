@@ -35,10 +35,13 @@ check yes '[   12.000001] swapalloc: zram0: 3 slots leaked at unbind'
 check yes '[    3.141592] WARNING: CPU: 1 PID: 77 at mm/swapfile.c:1234 swap_alloc_detach_device+0x1/0x2'
 check yes '[    9.000000] BUG: KASAN: slab-use-after-free in swapalloc_free+0x10/0x20'
 check yes '[  200.1] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kworker/0:1:12]'
+check yes '[   60.000000] BUG: KCSAN: data-race in swapalloc_alloc_fast+0x1c/0x3f0 [swapalloc]'
+check yes '[   60.000000] BUG: KCSAN: data-race in swap_alloc_account / swap_range_free'
 check no '[   41.203117] swap: sa_helpers_test still holds 2048 slots of swap area 3 after ->quiesce(); they stay out of use until swapoff'
 check no '[    5.000000] swapalloc: bound zram0: 1024 clusters, percpu cursors, rebuilt in 210 us, longest hold 80 us'
 check no '[    5.000000] swapalloc: released zram0'
 check no '[    5.000000] swapalloc: policy= must be auto, percpu or global, or antifrag or builtin'
 check no '[    0.000000] RCU lockdep checking is enabled.'
+check no '[  102.776555] BUG: KCSAN: data-race in virtqueue_kick_prepare+0x105/0x190'
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
