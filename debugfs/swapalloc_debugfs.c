@@ -247,6 +247,8 @@ static int swapalloc_clusters_show(struct seq_file *m, void *v)
 		return -ENODEV;
 	}
 	dev = &kdev->core;
+	/* Frees that came without si->lock: on their lists first. */
+	swapalloc_fold_frees(dev);
 	seq_puts(m, "list order clusters free\n");
 	swapalloc_clusters_row(m, SA_LIST_FREE, -1, dev->nr_free, &dev->free);
 	for (o = 0; o < SA_NR_ORDERS; o++)

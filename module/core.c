@@ -7,8 +7,8 @@
  * of the first allocation made in it and from then on serves that order
  * (order 0 may borrow its free slots, see below) until it is empty again.
  *
- * Every function here but swapalloc_alloc_fast() is called with the
- * device lock held (si->lock in the kernel) and keeps all state consistent
+ * Every function here but swapalloc_alloc_fast() and swapalloc_free_fast()
+ * is called with the device lock held (si->lock in the kernel) and keeps all state consistent
  * whenever it lets go of it, which only swapalloc_env_reclaim() and the
  * discard path do.  On a device with ->fast set, a CPU's current cluster
  * may instead be on no list at all, owned by that CPU's fast path, which
@@ -246,6 +246,7 @@ int swapalloc_dev_init(struct swapalloc_dev *dev, unsigned long max,
 	INIT_LIST_HEAD(&dev->full);
 	INIT_LIST_HEAD(&dev->discard);
 	INIT_LIST_HEAD(&dev->owned);
+	init_llist_head(&dev->freed);
 	for (o = 0; o < SA_NR_ORDERS; o++) {
 		INIT_LIST_HEAD(&dev->nonfull[o]);
 		INIT_LIST_HEAD(&dev->frag[o]);
@@ -333,6 +334,8 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 	INIT_LIST_HEAD(&dev->full);
 	INIT_LIST_HEAD(&dev->discard);
 	INIT_LIST_HEAD(&dev->owned);
+	/* No free comes without the lock while the device is being bound. */
+	init_llist_head(&dev->freed);
 	dev->nr_free = 0;
 	dev->nr_full = 0;
 	dev->nr_discard = 0;
@@ -355,6 +358,7 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		ci->discarding = false;
 		ci->owner = NULL;
 		ci->pending_free = 0;
+		ci->queued = false;
 		ci->fast_next = 0;
 		ci->list = sa_list_for_count(ci);
 		(*swapalloc_list_counter(dev, ci->list, 0))++;
@@ -488,10 +492,12 @@ static unsigned long sa_give_back(struct swapalloc_dev *dev,
 				  struct swapalloc_cluster *ci)
 {
 	unsigned long start = sa_start(dev, ci), next = 0;
-	unsigned int pending = ci->pending_free;
+	unsigned int pending;
 
 	swapalloc_env_lock_cluster(&dev->env, start);
 	ci->owner = NULL;
+	pending = ci->pending_free;
+	ci->pending_free = 0;
 	if (WARN_ON_ONCE(pending > ci->count))
 		pending = ci->count;
 	ci->count -= pending;
@@ -500,7 +506,6 @@ static unsigned long sa_give_back(struct swapalloc_dev *dev,
 	swapalloc_env_unlock_cluster(&dev->env, start);
 
 	/* Not owned any more: ->count is under si->lock again. */
-	ci->pending_free = 0;
 	sa_count(&dev->stats.folded, pending);
 	if (!ci->count)
 		sa_emptied(dev, ci);
@@ -540,6 +545,7 @@ static void sa_own(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
 {
 	unsigned long next = cur->next[order], start;
 	struct swapalloc_cluster *ci;
+	unsigned int pending;
 
 	if (!dev->fast || dev->policy != SA_POLICY_PERCPU || !next ||
 	    order >= SA_CLUSTER_ORDER)
@@ -550,8 +556,11 @@ static void sa_own(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
 		return;
 	start = sa_start(dev, ci);
 	sa_move(dev, ci, SA_LIST_OWNED);
-	ci->pending_free = 0;
 	swapalloc_env_lock_cluster(&dev->env, start);
+	/* Frees swapalloc_free_fast() queued and not folded in yet. */
+	pending = ci->pending_free;
+	ci->pending_free = 0;
+	ci->count -= min_t(unsigned int, pending, ci->count);
 	ci->fast_next = next - start;
 	ci->owner = cur;
 	swapalloc_env_unlock_cluster(&dev->env, start);
@@ -872,6 +881,7 @@ static void sa_reclaim_full(struct swapalloc_dev *dev, bool force,
 
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force)
 {
+	swapalloc_fold_frees(dev);
 	sa_reclaim_full(dev, force, force ? dev->nr_full : 1);
 }
 
@@ -1087,6 +1097,7 @@ void swapalloc_alloc_fast_after(struct swapalloc_dev *dev)
 	struct swapalloc_cursor *cur = this_cpu_ptr(dev->pcp);
 	unsigned int nr = cur->after_pending;
 
+	swapalloc_fold_frees(dev);
 	cur->after_pending = 0;
 	if (nr)
 		sa_after_alloc(dev, nr);
@@ -1167,6 +1178,7 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 
 	if (order < 0 || order >= SA_NR_ORDERS)
 		return 0;
+	swapalloc_fold_frees(dev);
 
 	/*
 	 * Step 1's common case: one scan and commit under the cluster lock.
@@ -1361,6 +1373,7 @@ int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
 
 	if (order < 0 || order >= SA_NR_ORDERS)
 		return 0;
+	swapalloc_fold_frees(dev);
 	while (n < nr && swapalloc_env_writable(&dev->env)) {
 		/* Looked up each time: a reclaim may have moved us to another CPU. */
 		got = sa_alloc_cursor_batch(dev, sa_cursor(dev), order, usage,
@@ -1383,6 +1396,27 @@ int swapalloc_alloc_batch(struct swapalloc_dev *dev, int order,
 		slots[n++] = swapalloc_env_slot(&dev->env, off);
 	}
 	return n;
+}
+
+/*
+ * @nr slots of @ci are free again: off its count, and onto the list the
+ * count calls for.
+ */
+static void sa_free_counted(struct swapalloc_dev *dev,
+			    struct swapalloc_cluster *ci, unsigned int nr)
+{
+	sa_reclaim_churn(dev, nr);
+	if (WARN_ON_ONCE(ci->count < nr || ci->list == SA_LIST_FREE ||
+			 ci->list == SA_LIST_DISCARD))
+		return;
+
+	ci->count -= nr;
+	if (!ci->count) {
+		sa_emptied(dev, ci);
+		return;
+	}
+	if (ci->list != SA_LIST_NONFULL)
+		sa_move(dev, ci, SA_LIST_NONFULL);
 }
 
 /**
@@ -1410,32 +1444,95 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 	if (offset / SA_CLUSTER_SLOTS >= dev->rebuilt)
 		return;
 	trace_swapalloc_free(dev, offset, nr);
-	sa_reclaim_churn(dev, nr);
 	if (unlikely(dev->place.nr_kept))
 		sa_place_note_free(dev, offset, nr);
 	ci = sa_cluster(dev, offset);
 	if (ci->list == SA_LIST_OWNED) {
-		/*
-		 * ->count belongs to the owner's fast path (the cluster lock,
-		 * which is not held here): the owner folds this in when it
-		 * gives the cluster back.
-		 */
-		if (WARN_ON_ONCE(ci->pending_free + nr > SA_CLUSTER_SLOTS))
-			return;
-		ci->pending_free += nr;
-		return;
-	}
-	if (WARN_ON_ONCE(ci->count < nr || ci->list == SA_LIST_FREE ||
-			 ci->list == SA_LIST_DISCARD))
-		return;
+		unsigned long start = sa_start(dev, ci);
 
-	ci->count -= nr;
-	if (!ci->count) {
-		sa_emptied(dev, ci);
+		/*
+		 * ->count belongs to the owner's fast path: the owner folds
+		 * this in when it gives the cluster back.  ->pending_free is
+		 * under the cluster lock, which swapalloc_free_fast() may
+		 * hold meanwhile while an unbind waits for it.
+		 */
+		sa_reclaim_churn(dev, nr);
+		swapalloc_env_lock_cluster(&dev->env, start);
+		if (!WARN_ON_ONCE(ci->pending_free + nr > SA_CLUSTER_SLOTS))
+			ci->pending_free += nr;
+		swapalloc_env_unlock_cluster(&dev->env, start);
 		return;
 	}
-	if (ci->list != SA_LIST_NONFULL)
-		sa_move(dev, ci, SA_LIST_NONFULL);
+	sa_free_counted(dev, ci, nr);
+}
+
+/**
+ * swapalloc_free_fast() - note slots that returned to 0, without the lock
+ * @dev: a device with ->free_fast set
+ * @offset: first slot
+ * @nr: slots, all within one cluster
+ *
+ * As swapalloc_free(), but called with the cluster lock of @offset held
+ * instead of the device lock, right after the slots' map bytes went to 0
+ * under it.  The slots are added to the cluster's ->pending_free and the
+ * cluster queued on ->freed, once: the next holder of the device lock
+ * folds them in (sa_fold_frees()), or the owner when it gives the cluster
+ * back.  Until then ->count is above the slots in use, which can only make
+ * an allocation pass the cluster over.
+ */
+void swapalloc_free_fast(struct swapalloc_dev *dev, unsigned long offset,
+			 unsigned int nr)
+{
+	struct swapalloc_cluster *ci;
+
+	if (WARN_ON_ONCE(!nr || offset + nr > dev->max ||
+			 offset / SA_CLUSTER_SLOTS !=
+			 (offset + nr - 1) / SA_CLUSTER_SLOTS))
+		return;
+	trace_swapalloc_free(dev, offset, nr);
+	ci = sa_cluster(dev, offset);
+	if (WARN_ON_ONCE(ci->pending_free + nr > SA_CLUSTER_SLOTS))
+		return;
+	ci->pending_free += nr;
+	if (!ci->queued) {
+		ci->queued = true;
+		llist_add(&ci->fnode, &dev->freed);
+	}
+}
+
+/**
+ * swapalloc_fold_frees() - account the frees swapalloc_free_fast() queued
+ * @dev: the device, lock held
+ *
+ * Each queued cluster's pending frees come off its count, which moves it to
+ * the list the count calls for, as swapalloc_free() would have; an owned
+ * cluster's stay pending for its owner.  Every locked entry point that
+ * reads the lists calls this first.
+ */
+void swapalloc_fold_frees(struct swapalloc_dev *dev)
+{
+	struct swapalloc_cluster *ci, *tmp;
+	struct llist_node *first;
+	unsigned long start;
+	unsigned int nr;
+
+	if (llist_empty(&dev->freed))
+		return;
+	first = llist_del_all(&dev->freed);
+	/* _safe: once unlocked, a free may queue @ci again, over ->fnode. */
+	llist_for_each_entry_safe(ci, tmp, first, fnode) {
+		start = sa_start(dev, ci);
+		nr = 0;
+		swapalloc_env_lock_cluster(&dev->env, start);
+		ci->queued = false;
+		if (ci->list != SA_LIST_OWNED) {
+			nr = ci->pending_free;
+			ci->pending_free = 0;
+		}
+		swapalloc_env_unlock_cluster(&dev->env, start);
+		if (nr)
+			sa_free_counted(dev, ci, nr);
+	}
 }
 
 /**
@@ -1534,32 +1631,41 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 	struct swapalloc_cluster *ci = &dev->clusters[i];
 	const char *name = swapalloc_list_name(ci->list);
 	unsigned long off, start = sa_start(dev, ci);
-	unsigned int n, count, fast_next;
+	unsigned int n, count, fast_next, pending;
+	bool queued;
 
+	/*
+	 * The owner's fast path commits and counts, and frees without the
+	 * device lock clear the map and add to the pending frees, under the
+	 * cluster lock: read the map, the count and those together under it.
+	 */
+	swapalloc_env_lock_cluster(&dev->env, start);
+	/* A discard cluster's slots are held: see below. */
+	n = ci->list == SA_LIST_DISCARD ? 0 : sa_count_map(dev, ci);
+	count = ci->count;
+	pending = ci->pending_free;
+	queued = ci->queued;
+	fast_next = ci->fast_next;
+	swapalloc_env_unlock_cluster(&dev->env, start);
+	if (ci->list != SA_LIST_DISCARD && (pending > count || n != count - pending))
+		return sa_violation(buf, len,
+				    "%s cluster %u: count %u, %u pending, swap map has %u used",
+				    name, i, count, pending, n);
 	if (ci->list == SA_LIST_OWNED) {
-		/*
-		 * The owner's fast path commits and counts under the cluster
-		 * lock: read the map and the count together under it.
-		 */
-		swapalloc_env_lock_cluster(&dev->env, start);
-		n = sa_count_map(dev, ci);
-		count = ci->count;
-		fast_next = ci->fast_next;
-		swapalloc_env_unlock_cluster(&dev->env, start);
 		if (fast_next > SA_CLUSTER_SLOTS)
 			return sa_violation(buf, len, "owned cluster %u: fast path at %u",
 					    i, fast_next);
-		if (ci->pending_free > count || n != count - ci->pending_free)
-			return sa_violation(buf, len,
-					    "owned cluster %u: count %u, %u pending, swap map has %u used",
-					    i, count, ci->pending_free, n);
 		return 0;
 	}
-	if (ci->owner || ci->pending_free)
-		return sa_violation(buf, len, "%s cluster %u has an owner or pending frees",
-				    name, i);
+	if (ci->owner)
+		return sa_violation(buf, len, "%s cluster %u has an owner", name, i);
+	/* Pending frees are folded in from ->freed, or never. */
+	if (pending && (!dev->free_fast || !queued))
+		return sa_violation(buf, len, "%s cluster %u: %u frees pending, %s",
+				    name, i, pending,
+				    dev->free_fast ? "not queued" : "frees take the lock");
 	if (ci->list == SA_LIST_DISCARD) {
-		if (ci->count)
+		if (ci->count || pending)
 			return sa_violation(buf, len, "discard cluster %u has count %u",
 					    i, ci->count);
 		for (off = sa_start(dev, ci); off < sa_end(dev, ci); off++) {
@@ -1570,10 +1676,6 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 		}
 		return 0;
 	}
-	n = sa_count_map(dev, ci);
-	if (n != ci->count)
-		return sa_violation(buf, len, "cluster %u: count %u, swap map has %u used",
-				    i, ci->count, n);
 	if (sa_list_for_count(ci) == SA_LIST_NONFULL ?
 	    ci->list != SA_LIST_NONFULL && ci->list != SA_LIST_FRAG :
 	    ci->list != sa_list_for_count(ci))
@@ -1627,10 +1729,11 @@ static int sa_check_owned(struct swapalloc_dev *dev, char *buf, size_t len)
  * Every cluster is on exactly one list, the one its count calls for;
  * nonfull and frag clusters are on the list of their order; the list
  * counters match the lists; every count equals the used slots in the swap
- * map (a discard cluster's slots are all held), less the frees pending in
- * an owned cluster; cursors point into the device; an owned cluster is
- * one of a per-CPU cursor of its order that no other cursor shares, and
- * only owned clusters have an owner or pending frees.  Returns 0 and "ok"
+ * map (a discard cluster's slots are all held), less its pending frees;
+ * cursors point into the device; an owned cluster is one of a per-CPU
+ * cursor of its order that no other cursor shares, and only owned
+ * clusters have an owner; pending frees of a cluster not owned are queued
+ * for sa_fold_frees(), on a device whose frees come without the lock.  Returns 0 and "ok"
  * if all hold, -EUCLEAN and the first violation otherwise.
  *
  * Fast paths may run meanwhile: an owned cluster's count and map are
@@ -1652,6 +1755,7 @@ int swapalloc_check(struct swapalloc_dev *dev, char *buf, size_t len)
 	if (dev->nr_clusters != DIV_ROUND_UP(dev->max, SA_CLUSTER_SLOTS))
 		return sa_violation(buf, len, "%u clusters for %lu slots",
 				    dev->nr_clusters, dev->max);
+	swapalloc_fold_frees(dev);
 	memset(dev->scratch, 0, dev->nr_clusters * sizeof(*dev->scratch));
 	for (l = 0; l < SA_NR_LISTS; l++) {
 		for (o = 0; o < SA_NR_ORDERS; o++) {

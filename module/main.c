@@ -338,10 +338,19 @@ static void swapalloc_bind(struct swap_info_struct *si)
 	/* Only antifrag keeps slots at swap-in: spare the others the lock. */
 	if (kdev->core.placement == SA_PLACE_ANTIFRAG)
 		swap_alloc_ask_keep_cache(si, true);
+	/*
+	 * Frees without si->lock, with the fast path; not with antifrag,
+	 * whose record of kept slots is under si->lock.
+	 */
+	kdev->core.free_fast = kdev->core.fast &&
+			       kdev->core.placement != SA_PLACE_ANTIFRAG;
+	if (kdev->core.free_fast)
+		swap_alloc_take_frees_fast(si);
 	kdev->bound = true;
 	pr_info("bound %s: %u clusters, %s cursors%s%s%s, rebuilt in %llu us, longest hold %llu us\n",
 		kdev->name, kdev->core.nr_clusters,
 		swapalloc_policy_name(kdev->core.policy),
+		kdev->core.free_fast ? ", fast path and frees" :
 		kdev->core.fast ? ", fast path" : "",
 		kdev->core.discards ? ", discard" : "",
 		kdev->core.placement == SA_PLACE_ANTIFRAG ? ", antifrag placement" : "",
@@ -396,6 +405,19 @@ static void swapalloc_free_slots(struct swap_info_struct *si,
 	struct swapalloc_kdev *kdev = si->alloc_data;
 
 	swapalloc_free(&kdev->core, offset, nr);
+}
+
+/*
+ * ->free_fast(): on devices that asked for it in swapalloc_bind(), the
+ * frees, under the cluster lock and without si->lock, inside
+ * rcu_read_lock(); the slow path folds them in.
+ */
+static void swapalloc_free_slots_fast(struct swap_info_struct *si,
+				      unsigned long offset, unsigned int nr)
+{
+	struct swapalloc_kdev *kdev = si->alloc_data;
+
+	swapalloc_free_fast(&kdev->core, offset, nr);
 }
 
 /* A swap-in asks whether to keep a folio's slots (antifrag, place.c). */
@@ -476,8 +498,10 @@ static int __init swapalloc_init(void)
 		}
 		swapalloc_param_policy = SWAPALLOC_ANTIFRAG;
 	}
-	if (swapalloc_param_fast)
+	if (swapalloc_param_fast) {
 		swapalloc_ops.alloc_fast = swapalloc_alloc_slots_fast;
+		swapalloc_ops.free_fast = swapalloc_free_slots_fast;
+	}
 	swapalloc_wq = alloc_workqueue("swapalloc", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!swapalloc_wq) {
 		pr_warn("cannot allocate its workqueue\n");

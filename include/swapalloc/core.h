@@ -82,12 +82,16 @@ struct swapalloc_cluster {
 	u8 list;		/* enum swapalloc_list */
 	bool discarding;	/* on the discard list, discard in flight */
 	/*
-	 * Owned clusters only (SA_LIST_OWNED, ->fast devices): ->count may
-	 * be above the slots in use by ->pending_free, slots freed since
-	 * the owner last folded them in.
+	 * ->count may be above the slots in use by ->pending_free, slots
+	 * freed since they were last folded in: in an owned cluster (see
+	 * "Owned clusters" in core.c), and in any cluster of a device whose
+	 * frees come without si->lock (swapalloc_free_fast()), which queues
+	 * the cluster on ->freed for sa_fold_frees().
 	 */
-	u16 pending_free;	/* si->lock */
+	u16 pending_free;	/* cluster lock */
 	u16 fast_next;		/* cluster lock: where the fast path goes on */
+	bool queued;		/* cluster lock: on the device's ->freed */
+	struct llist_node fnode;	/* on ->freed */
 	struct swapalloc_cursor *owner;	/* whose fast path may allocate here */
 };
 
@@ -164,6 +168,7 @@ struct swapalloc_dev {
 	enum swapalloc_policy policy;
 	bool discards;			/* discard freed clusters before reuse */
 	bool fast;			/* owned clusters, swapalloc_alloc_fast() */
+	bool free_fast;			/* frees without the lock: swapalloc_free_fast() */
 	bool quiescing;			/* being unbound: no new deferred work */
 	bool reclaiming;		/* a full-cluster reclaim pass is running */
 	unsigned int reclaim_wait;	/* churn left before a forced reclaim */
@@ -176,6 +181,7 @@ struct swapalloc_dev {
 	struct list_head nonfull[SA_NR_ORDERS];
 	struct list_head frag[SA_NR_ORDERS];
 	struct list_head owned;		/* SA_LIST_OWNED, for revocation */
+	struct llist_head freed;	/* clusters with frees to fold in */
 	unsigned int nr_free, nr_full, nr_discard, nr_owned;
 	unsigned int nr_nonfull[SA_NR_ORDERS];
 	unsigned int nr_frag[SA_NR_ORDERS];
@@ -252,6 +258,9 @@ bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 void swapalloc_alloc_fast_after(struct swapalloc_dev *dev);
 void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		    unsigned int nr);
+void swapalloc_free_fast(struct swapalloc_dev *dev, unsigned long offset,
+			 unsigned int nr);
+void swapalloc_fold_frees(struct swapalloc_dev *dev);
 void swapalloc_reclaim_full(struct swapalloc_dev *dev, bool force);
 void swapalloc_reclaim_background(struct swapalloc_dev *dev);
 bool swapalloc_discard_one(struct swapalloc_dev *dev);

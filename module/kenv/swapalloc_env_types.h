@@ -16,7 +16,7 @@
 #include <linux/workqueue.h>
 
 /* Kbuild stops earlier, with the fix, when the kernel has no hook at all. */
-#if SWAP_ALLOC_API_VERSION != 8
+#if SWAP_ALLOC_API_VERSION != 9
 #error "swapalloc: kernel swap_alloc hook is not version 8; apply this release's patches/"
 #endif
 

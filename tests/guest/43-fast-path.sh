@@ -132,10 +132,10 @@ writer_stop() {
 
 # free_probe DEV [ARGS]: swapfill -z's pages on DEV (ARGS: more swapfill
 # options), freed at its exit, counted by sa_free_probe.ko; prints
-# "FREES UNCLEAN LARGE" (LARGE: slots freed in ranges of more than one),
-# or fails.
+# "FREES UNCLEAN LARGE FAST" (LARGE: slots freed in ranges of more than
+# one; FAST: freed through ->free_fast(), without si->lock), or fails.
 free_probe() {
-	local maj min out frees unclean large dev=$1
+	local maj min out frees unclean large fast dev=$1
 	shift
 	IFS=: read -r maj min < "/sys/block/${dev##*/}/dev"
 	insmod "$fprobe" major="$maj" minor="$min" || return 1
@@ -144,8 +144,9 @@ free_probe() {
 	read -r frees < /sys/module/sa_free_probe/parameters/frees
 	read -r unclean < /sys/module/sa_free_probe/parameters/unclean
 	read -r large < /sys/module/sa_free_probe/parameters/large
+	read -r fast < /sys/module/sa_free_probe/parameters/fast
 	rmmod sa_free_probe || return 1
-	echo "$frees $unclean $large"
+	echo "$frees $unclean $large $fast"
 }
 
 # --- fast=: bad values refused, off by default
@@ -163,10 +164,12 @@ e=$(fast_col "$dn" enabled)
 [ "$p" = N ] && [ "$e" = no ] && pass "fast off by default" ||
 	fail "fast off by default" "parameter $p, enabled $e"
 if r=$(free_probe "$D"); then
-	read -r frees unclean large <<< "$r"
+	read -r frees unclean large fast <<< "$r"
 	[ "$frees" -gt 0 ] && [ "$unclean" -gt 0 ] &&
 		pass "fast off: the probe sees frees cleaned after ($unclean of $frees)" ||
 		fail "fast off: the probe sees frees cleaned after" "frees $frees, unclean $unclean"
+	[ "$fast" = 0 ] && pass "fast off: every free under si->lock" ||
+		fail "fast off: every free under si->lock" "$fast of $frees through ->free_fast()"
 else
 	fail "fast off: free probe" "see above"
 fi
@@ -199,7 +202,10 @@ for folio in 4K 64K; do
 		args=(-T) want=1
 	fi
 	if r=$(free_probe "$D" "${args[@]}"); then
-		read -r frees unclean large <<< "$r"
+		read -r frees unclean large fast <<< "$r"
+		[ "$fast" = "$frees" ] &&
+			pass "$dn: $folio frees without si->lock (all $frees through ->free_fast())" ||
+			fail "$dn: $folio frees without si->lock" "$fast of $frees through ->free_fast()"
 		# 4K read back: most freed one by one; 64K: most as ranges.
 		if [ $want = 1 ]; then ok=$((large * 2 > frees)); else ok=$((large * 2 < frees)); fi
 		[ "$frees" -gt 0 ] && [ "$unclean" = 0 ] && [ $ok = 1 ] &&

@@ -190,4 +190,50 @@ static inline bool list_empty(const struct list_head *head)
 	     &pos->member != (head);					\
 	     pos = list_next_entry(pos, member))
 
+/*
+ * The kernel's lock-less singly linked list: adds race with each other
+ * and with a del_all, which takes the whole list at once.  Atomics, so
+ * that ThreadSanitizer sees what the kernel's cmpxchg() and xchg() order.
+ */
+struct llist_node {
+	struct llist_node *next;
+};
+
+struct llist_head {
+	struct llist_node *first;
+};
+
+static inline void init_llist_head(struct llist_head *list)
+{
+	__atomic_store_n(&list->first, NULL, __ATOMIC_RELAXED);
+}
+
+static inline bool llist_empty(const struct llist_head *head)
+{
+	return !__atomic_load_n(&head->first, __ATOMIC_RELAXED);
+}
+
+static inline bool llist_add(struct llist_node *new, struct llist_head *head)
+{
+	struct llist_node *first = __atomic_load_n(&head->first, __ATOMIC_RELAXED);
+
+	do {
+		new->next = first;
+	} while (!__atomic_compare_exchange_n(&head->first, &first, new, false,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	return !first;
+}
+
+static inline struct llist_node *llist_del_all(struct llist_head *head)
+{
+	return __atomic_exchange_n(&head->first, NULL, __ATOMIC_ACQUIRE);
+}
+
+#define llist_entry(ptr, type, member)	container_of(ptr, type, member)
+#define llist_for_each_entry_safe(pos, n, node, member)			\
+	for (pos = (node) ? llist_entry((node), typeof(*pos), member) : NULL; \
+	     pos && ((n = pos->member.next ?				\
+		      llist_entry(pos->member.next, typeof(*n), member) : NULL), 1); \
+	     pos = n)
+
 #endif /* _SWAPALLOC_LINUX_SHIM_H */

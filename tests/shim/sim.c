@@ -310,6 +310,34 @@ out:
 	sim_unlock(sd);
 }
 
+/*
+ * The final free without the lock, as the patch's
+ * swap_entry_range_free_fast() does on a device whose frees skip si->lock:
+ * the map cleared and swapalloc_free_fast() told under the cluster lock,
+ * then inuse.  The caller stands for rcu_read_lock() (the bind lock's read
+ * side in test_threads.c); returns false, having done nothing, unless the
+ * device is bound with ->free_fast.
+ */
+bool sim_free_fast(struct sim *s, unsigned long offset, unsigned int nr)
+{
+	struct sim_dev *sd = &s->sd;
+	unsigned long i;
+
+	if (!s->dev.free_fast || __atomic_load_n(&sd->unbound, __ATOMIC_RELAXED))
+		return false;
+	sim_lock_cluster(sd, offset);
+	if (sim_slots_in_use(sd, offset, nr, "free")) {
+		for (i = offset; i < offset + nr; i++)
+			__atomic_store_n(&sd->swap_map[i], 0, __ATOMIC_RELAXED);
+		swapalloc_free_fast(sd->dev, offset, nr);
+	}
+	sim_unlock_cluster(sd, offset);
+	__atomic_fetch_add(&sd->cnt.fast_frees, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sd->cnt.fast_freed, nr, __ATOMIC_RELAXED);
+	sim_inuse_add(sd, -(long)nr);
+	return true;
+}
+
 void sim_set_map(struct sim *s, unsigned long offset, unsigned int nr,
 		 unsigned char val)
 {

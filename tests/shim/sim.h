@@ -60,6 +60,7 @@ void sim_rebind(struct sim *s);
 
 /* swap_entry_range_free(): @nr in-use slots within one cluster go to 0. */
 void sim_free(struct sim *s, unsigned long offset, unsigned int nr);
+bool sim_free_fast(struct sim *s, unsigned long offset, unsigned int nr);
 /* Change the map value of in-use slots (count or cache changes). */
 void sim_set_map(struct sim *s, unsigned long offset, unsigned int nr,
 		 unsigned char val);

@@ -87,7 +87,11 @@ static inline unsigned char swapalloc_env_map(struct swapalloc_env *env,
 	if (++sd->held_reads == SIM_HELD_READS_MAX + 1)
 		sim_violation(sd, "%lu map reads without letting go of the lock",
 			      sd->held_reads);
-	return sd->swap_map[offset];
+	/*
+	 * READ_ONCE() in the kernel: frees without the lock clear bytes
+	 * under the cluster lock alone, and the commit checks again under it.
+	 */
+	return __atomic_load_n(&sd->swap_map[offset], __ATOMIC_RELAXED);
 }
 
 /* swap_alloc_commit() */
@@ -171,9 +175,14 @@ static inline int swapalloc_env_commit_batch(struct swapalloc_env *env,
 	/* As the kernel's: nothing is tried on a device being swapped off. */
 	if (!sd->writable)
 		return 0;
+	/*
+	 * The kernel reads under the cluster lock; swapalloc_env_commit()
+	 * checks again under it.  Atomic, as READ_ONCE() in
+	 * swapalloc_env_map(), for frees that come without the lock.
+	 */
 	for (off = start; off + size <= end && n < nr; off += size) {
 		for (i = 0; i < size; i++)
-			if (sd->swap_map[off + i])
+			if (__atomic_load_n(&sd->swap_map[off + i], __ATOMIC_RELAXED))
 				break;
 		sd->cnt.map_reads += i < size ? i + 1 : size;
 		if (i < size)

@@ -61,6 +61,8 @@ struct sim_counters {
 	unsigned long fast_committed;	/* slots they committed */
 	unsigned long accounted;	/* slots swapalloc_env_account() took */
 	unsigned long accounts;		/* swapalloc_env_account() calls */
+	unsigned long fast_frees;	/* final frees passed to swapalloc_free_fast() */
+	unsigned long fast_freed;	/* slots they covered */
 };
 
 struct sim_dev;

@@ -2141,7 +2141,7 @@ static void test_check_count_vs_map(void)
 	char msg[64];
 
 	s->sd.swap_map[c * CS + 200] = 1;
-	snprintf(msg, sizeof(msg), "cluster %d: count 4, swap map has 5 used", c);
+	snprintf(msg, sizeof(msg), "cluster %d: count 4, 0 pending, swap map has 5 used", c);
 	expect_corrupt(s, msg);
 }
 
@@ -3014,10 +3014,22 @@ static void test_check_owned_cluster(void)
 	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
 	T_STR_HAS(buf, "owned cluster");
 	ci->pending_free = 0;
+	/* Pending, and so counted: frees must take the lock on this device. */
 	CL(s, 2)->pending_free = 1;
+	CL(s, 2)->count = 1;
 	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
-	T_STR_HAS(buf, "has an owner or pending frees");
+	T_STR_HAS(buf, "1 frees pending, frees take the lock");
+	/* Frees without the lock: pending frees must be queued. */
+	s->dev.free_fast = true;
+	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
+	T_STR_HAS(buf, "1 frees pending, not queued");
+	s->dev.free_fast = false;
+	CL(s, 2)->count = 0;
 	CL(s, 2)->pending_free = 0;
+	CL(s, 2)->owner = per_cpu_ptr(s->dev.pcp, 1);
+	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
+	T_STR_HAS(buf, "cluster 2 has an owner");
+	CL(s, 2)->owner = NULL;
 	ci->owner = per_cpu_ptr(s->dev.pcp, 1);
 	T_EQ(check_locked(s, buf, sizeof(buf)), -EUCLEAN);
 	T_STR_HAS(buf, "owner's cursor");

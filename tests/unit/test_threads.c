@@ -226,6 +226,19 @@ static void free_held(struct thread *t, int i)
 
 	t->held[i] = t->held[--t->nr_held];
 	unclaim(t->r, e.off, e.order, t->cpu + 1);
+	/*
+	 * Without the lock on a device with ->free_fast, unless a rebind is
+	 * under way: then under it, as the kernel's frees go once an unbind
+	 * has begun (those in flight hold the read side, which the rebind
+	 * waits for as synchronize_rcu() waits).
+	 */
+	if (!pthread_rwlock_tryrdlock(&t->r->bind)) {
+		bool done = sim_free_fast(&t->r->s, e.off, 1U << e.order);
+
+		pthread_rwlock_unlock(&t->r->bind);
+		if (done)
+			return;
+	}
 	sim_free(&t->r->s, e.off, 1U << e.order);
 }
 
@@ -384,6 +397,8 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	T_EQ(sim_init(&r->s, clusters * CS - CS / 4, policy, discard), 0);
 	r->s.dev.placement = placement;
 	r->s.dev.fast = fast;
+	/* As module/main.c's swapalloc_bind(). */
+	r->s.dev.free_fast = fast && placement != SA_PLACE_ANTIFRAG;
 	sim_bind(&r->s);
 	r->owner = calloc(r->s.sd.max, sizeof(*r->owner));
 	T_ASSERT(r->owner);
@@ -416,15 +431,21 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	/* A WARN_ON in the core is a broken invariant, though the run went on. */
 	T_EQ(shim_warnings, 0);
 	if (t_verbose)
-		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu slots reclaimed, %lu rebinds (%lu yields to a discard in flight), %lu checks, %llu owned, %llu revoked, %llu folded\n",
+		printf("  %s%s%s%s, %lu clusters: %lu entries (%lu fast), %lu frees without the lock, %lu slots reclaimed, %lu rebinds (%lu yields to a discard in flight), %lu checks, %llu owned, %llu revoked, %llu folded\n",
 		       swapalloc_policy_name(policy), discard ? " discard" : "",
 		       placement == SA_PLACE_ANTIFRAG ? " antifrag" : "",
-		       fast ? " fast" : "", clusters, r->allocated, r->fast, r->reclaimed,
+		       fast ? " fast" : "", clusters, r->allocated, r->fast,
+		       r->s.sd.cnt.fast_frees, r->reclaimed,
 		       r->rebinds, r->s.sd.cnt.rebind_waits, r->checks, (unsigned long long)r->s.dev.stats.owned,
 		       (unsigned long long)r->s.dev.stats.revoked,
 		       (unsigned long long)r->s.dev.stats.folded);
 	T_ASSERT(r->allocated > t_iters / 4);
 	T_ASSERT(r->rebinds > 0 || t_iters < 5000);
+	/* Frees came without the lock exactly where the module has them so. */
+	if (!r->s.dev.free_fast)
+		T_EQ(r->s.sd.cnt.fast_frees, 0);
+	else if (t_iters >= 5000)
+		T_ASSERT(r->s.sd.cnt.fast_frees > 0);
 	/*
 	 * The fast path served most entries and frees pended in its
 	 * clusters; on a device the threads fill, clusters were taken back.
