@@ -1638,15 +1638,19 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 	 * The owner's fast path commits and counts, and frees without the
 	 * device lock clear the map and add to the pending frees, under the
 	 * cluster lock: read the map, the count and those together under it.
+	 * Only ->fast devices have either, and only they are sure to have
+	 * cluster locks (a rotational device has none).
 	 */
-	swapalloc_env_lock_cluster(&dev->env, start);
+	if (dev->fast)
+		swapalloc_env_lock_cluster(&dev->env, start);
 	/* A discard cluster's slots are held: see below. */
 	n = ci->list == SA_LIST_DISCARD ? 0 : sa_count_map(dev, ci);
 	count = ci->count;
 	pending = ci->pending_free;
 	queued = ci->queued;
 	fast_next = ci->fast_next;
-	swapalloc_env_unlock_cluster(&dev->env, start);
+	if (dev->fast)
+		swapalloc_env_unlock_cluster(&dev->env, start);
 	if (ci->list != SA_LIST_DISCARD && (pending > count || n != count - pending))
 		return sa_violation(buf, len,
 				    "%s cluster %u: count %u, %u pending, swap map has %u used",

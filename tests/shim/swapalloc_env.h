@@ -202,6 +202,13 @@ static inline bool swapalloc_env_writable(struct swapalloc_env *env)
 static inline void swapalloc_env_lock_cluster(struct swapalloc_env *env,
 					      unsigned long offset)
 {
+	/*
+	 * The kernel's locks are in si->cluster_info, which only devices
+	 * that can be ->fast are sure to have (a rotational one has none).
+	 */
+	if (!env->sim->dev->fast)
+		sim_violation(env->sim, "cluster lock of slot %lu on a device without ->fast",
+			      offset);
 	sim_lock_cluster(env->sim, offset);
 }
 
