@@ -1419,6 +1419,14 @@ static void sa_free_counted(struct swapalloc_dev *dev,
 		sa_move(dev, ci, SA_LIST_NONFULL);
 }
 
+/* A freed range: at least one slot, on the device, within one cluster. */
+static inline bool sa_free_range_ok(struct swapalloc_dev *dev,
+				    unsigned long offset, unsigned int nr)
+{
+	return nr && offset + nr <= dev->max &&
+	       offset / SA_CLUSTER_SLOTS == (offset + nr - 1) / SA_CLUSTER_SLOTS;
+}
+
 /**
  * swapalloc_free() - account slots that returned to 0 in the swap map
  * @dev: the device
@@ -1436,9 +1444,7 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 {
 	struct swapalloc_cluster *ci;
 
-	if (WARN_ON_ONCE(!nr || offset + nr > dev->max ||
-			 offset / SA_CLUSTER_SLOTS !=
-			 (offset + nr - 1) / SA_CLUSTER_SLOTS))
+	if (WARN_ON_ONCE(!sa_free_range_ok(dev, offset, nr)))
 		return;
 	/* Not counted yet by a rebuild in progress: it reads the map later. */
 	if (offset / SA_CLUSTER_SLOTS >= dev->rebuilt)
@@ -1485,9 +1491,7 @@ void swapalloc_free_fast(struct swapalloc_dev *dev, unsigned long offset,
 {
 	struct swapalloc_cluster *ci;
 
-	if (WARN_ON_ONCE(!nr || offset + nr > dev->max ||
-			 offset / SA_CLUSTER_SLOTS !=
-			 (offset + nr - 1) / SA_CLUSTER_SLOTS))
+	if (WARN_ON_ONCE(!sa_free_range_ok(dev, offset, nr)))
 		return;
 	trace_swapalloc_free(dev, offset, nr);
 	ci = sa_cluster(dev, offset);
@@ -1625,14 +1629,31 @@ static int sa_check_list(struct swapalloc_dev *dev, unsigned int l,
 }
 
 /* A cluster's count against the swap map and the list it is on. */
+/* What sa_check_cluster() reads of a cluster at once. */
+struct sa_cluster_view {
+	unsigned int used, count, pending, fast_next;
+	bool queued;
+};
+
+static void sa_view_cluster(struct swapalloc_dev *dev,
+			    struct swapalloc_cluster *ci,
+			    struct sa_cluster_view *v)
+{
+	/* A discard cluster's slots are held: see sa_check_cluster(). */
+	v->used = ci->list == SA_LIST_DISCARD ? 0 : sa_count_map(dev, ci);
+	v->count = ci->count;
+	v->pending = ci->pending_free;
+	v->queued = ci->queued;
+	v->fast_next = ci->fast_next;
+}
+
 static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 			    char *buf, size_t len)
 {
 	struct swapalloc_cluster *ci = &dev->clusters[i];
 	const char *name = swapalloc_list_name(ci->list);
 	unsigned long off, start = sa_start(dev, ci);
-	unsigned int n, count, fast_next, pending;
-	bool queued;
+	struct sa_cluster_view v;
 
 	/*
 	 * The owner's fast path commits and counts, and frees without the
@@ -1641,35 +1662,33 @@ static int sa_check_cluster(struct swapalloc_dev *dev, unsigned int i,
 	 * Only ->fast devices have either, and only they are sure to have
 	 * cluster locks (a rotational device has none).
 	 */
-	if (dev->fast)
+	if (dev->fast) {
 		swapalloc_env_lock_cluster(&dev->env, start);
-	/* A discard cluster's slots are held: see below. */
-	n = ci->list == SA_LIST_DISCARD ? 0 : sa_count_map(dev, ci);
-	count = ci->count;
-	pending = ci->pending_free;
-	queued = ci->queued;
-	fast_next = ci->fast_next;
-	if (dev->fast)
+		sa_view_cluster(dev, ci, &v);
 		swapalloc_env_unlock_cluster(&dev->env, start);
-	if (ci->list != SA_LIST_DISCARD && (pending > count || n != count - pending))
+	} else {
+		sa_view_cluster(dev, ci, &v);
+	}
+	if (ci->list != SA_LIST_DISCARD &&
+	    (v.pending > v.count || v.used != v.count - v.pending))
 		return sa_violation(buf, len,
 				    "%s cluster %u: count %u, %u pending, swap map has %u used",
-				    name, i, count, pending, n);
+				    name, i, v.count, v.pending, v.used);
 	if (ci->list == SA_LIST_OWNED) {
-		if (fast_next > SA_CLUSTER_SLOTS)
+		if (v.fast_next > SA_CLUSTER_SLOTS)
 			return sa_violation(buf, len, "owned cluster %u: fast path at %u",
-					    i, fast_next);
+					    i, v.fast_next);
 		return 0;
 	}
 	if (ci->owner)
 		return sa_violation(buf, len, "%s cluster %u has an owner", name, i);
 	/* Pending frees are folded in from ->freed, or never. */
-	if (pending && (!dev->free_fast || !queued))
+	if (v.pending && (!dev->free_fast || !v.queued))
 		return sa_violation(buf, len, "%s cluster %u: %u frees pending, %s",
-				    name, i, pending,
+				    name, i, v.pending,
 				    dev->free_fast ? "not queued" : "frees take the lock");
 	if (ci->list == SA_LIST_DISCARD) {
-		if (ci->count || pending)
+		if (ci->count || v.pending)
 			return sa_violation(buf, len, "discard cluster %u has count %u",
 					    i, ci->count);
 		for (off = sa_start(dev, ci); off < sa_end(dev, ci); off++) {
