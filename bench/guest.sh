@@ -13,8 +13,8 @@
 #   BENCH_BOOT    repetition number, 1...
 #   BENCH_CASES   cases, in order (see bench/README.md):
 #                 thp-zram thp-rot64 thp-ssd72-memcg thp-ssd72-discard
-#                 thp-rot72-memcg cost tput-zram tput-ssd tput4-zram tput4-ssd
-#                 lock build
+#                 thp-rot72-memcg cost cost-direct tput-zram tput-ssd tput4-zram
+#                 tput4-ssd lock build
 #   BENCH_ITER    iterations of thp_swap_allocator_test (at most 100)
 #   BENCH_MODES   its modes: a none as s (-a, none, -a -s, -s)
 #   BENCH_ALLOCATORS  of: builtin, swapalloc (swapalloc.ko, its defaults),
@@ -27,6 +27,8 @@
 #                 (default "builtin swapalloc")
 #   BENCH_TPUT_SIZE, BENCH_COST_SIZE  bytes swapped per throughput / cost run
 #   BENCH_WORKERS worker counts for cost and throughput (default "1 2")
+#   BENCH_COSTBENCH_KO, BENCH_DIRECT_CALLS  the cost-direct case's
+#                 sa_costbench.ko (bench/kmod) and its calls per thread
 #   BENCH_WIDE_WORKERS  workers of the tput4 cases (default 4), which bench/run
 #                 runs in a guest of their own, of BENCH_WIDE_VCPUS vCPUs
 #   BENCH_KO      swapalloc.ko built for this kernel
@@ -51,6 +53,10 @@ case "$ko_nostats" in
 /tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) ko_nostats=${SWAPALLOC_HOST:-/mnt/host}$ko_nostats ;;
 esac
 tput=${BENCH_TOOLS:?BENCH_TOOLS names the bench tools}/swaptput
+costko=${BENCH_COSTBENCH_KO:-}
+case "$costko" in
+/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) costko=${SWAPALLOC_HOST:-/mnt/host}$costko ;;
+esac
 thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
 dbg=/sys/kernel/debug/swapalloc
 stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
@@ -76,6 +82,7 @@ hdr thp-runs.tsv boot case allocator mode iterations seconds
 hdr seq.tsv boot case allocator mode writes runs written_kib max_run_kib
 hdr cost.tsv boot allocator order workers count sum_ns
 hdr cost-hist.tsv boot allocator order workers bucket_ns count
+hdr cost-direct.tsv boot allocator order workers median_ns mean_ns entries
 hdr tput.tsv boot case allocator folio workers bytes out_s in_s fallback_pct resident_pct
 
 {
@@ -456,6 +463,41 @@ cost_case() {
 	done
 }
 
+# cost_direct_case: ns per allocated entry without probes: sa_costbench.ko
+# (bench/kmod) calls get_swap_pages() from kernel threads, one per worker
+# and CPU, BENCH_DIRECT_CALLS times each, and times every call with
+# ktime_get_ns(); the entries of its last 64 calls stay allocated, older
+# ones go back slot by slot.  4K (order 0, 64 entries a call, a slot cache
+# refill) and 64K (order 4, one a call), on 512 MiB zram.
+cost_direct_case() {
+	local w a dev o p r
+	[ -f "$costko" ] || { fail "cost-direct" "no sa_costbench.ko (BENCH_COSTBENCH_KO)"; return; }
+	for w in $workers_list; do
+		for a in $allocs; do
+			use $a || return
+			dev=$(swap_dev zram512) || { fail "cost-direct $a: swap device"; continue; }
+			owner_ok $a "$dev" || { drop_dev "$dev"; continue; }
+			for o in 0 4; do
+				if ! insmod "$costko" order=$o threads="$w" calls="${BENCH_DIRECT_CALLS:-8192}"; then
+					fail "cost-direct $a order $o x$w" "$(dmesg | grep sa_costbench | tail -n 1)"
+					continue
+				fi
+				p=/sys/module/sa_costbench/parameters
+				r=("$(cat $p/median_ns)" "$(cat $p/mean_ns)" "$(cat $p/entries)")
+				rmmod sa_costbench
+				if [ "${r[2]}" -gt 0 ] && [ "${r[0]}" -gt 0 ]; then
+					row cost-direct.tsv "$boot" "$a" "$o" "$w" "${r[0]}" "${r[1]}" "${r[2]}"
+					pass "cost-direct $a order $o x$w"
+				else
+					fail "cost-direct $a order $o x$w" "median ${r[0]} ns over ${r[2]} entries"
+				fi
+			done
+			check_ok $a "$dev" "cost-direct x$w"
+			drop_dev "$dev"
+		done
+	done
+}
+
 # lock_key_names: "si NAME ipages NAME", the lock classes of si->lock and of
 # the swap cache's i_pages locks, named by /proc/lockdep after the key
 # addresses bench/run found in vmlinux (BENCH_LOCK_KEYS: si=, ipages=,
@@ -605,6 +647,7 @@ for c in ${BENCH_CASES:-thp-zram}; do
 	tput4-zram) wide_ok "$c" && tput_case "$c" zram512 "$wide_workers" ;;
 	tput4-ssd) wide_ok "$c" && tput_case "$c" ssd "$wide_workers" ;;
 	cost) cost_case ;;
+	cost-direct) cost_direct_case ;;
 	lock) lock_case ;;
 	build) build_case ;;
 	*) fail "case $c" "unknown (see bench/README.md)" ;;

@@ -170,7 +170,8 @@ def analyse(d):
     meta = read_meta(os.path.join(d, "meta.txt"))
     figs = []
     series = {}	# (case, mode) -> {alloc: {boot: {iteration: pct}}}
-    tsv = {t: read_tsv(os.path.join(raw, t + ".tsv")) for t in ("thp", "seq", "cost", "cost-hist", "tput", "lock", "build")}
+    tsv = {t: read_tsv(os.path.join(raw, t + ".tsv"))
+           for t in ("thp", "seq", "cost", "cost-hist", "cost-direct", "tput", "lock", "build")}
     allocs = columns(set(r["allocator"] for rows in tsv.values() for r in rows))
 
     runs = collections.defaultdict(lambda: collections.defaultdict(dict))
@@ -206,6 +207,19 @@ def analyse(d):
     for k in sorted(cost):
         figs.append(figure("alloc_ns", {"order": k[0], "workers": k[1]}, "ns per allocation", cost[k],
                            {"allocations": dict(counts[k])}, allocs))
+    # cost-direct: each boot's median (and mean) ns per entry of
+    # sa_costbench.ko's calls, one run per allocator, order and workers.
+    dmed = collections.defaultdict(lambda: collections.defaultdict(list))
+    dmean = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in tsv["cost-direct"]:
+        k = (int(r["order"]), int(r["workers"]))
+        dmed[k][r["allocator"]].append(int(r["median_ns"]))
+        dmean[k][r["allocator"]].append(int(r["mean_ns"]))
+    for k in sorted(dmed):
+        figs.append(figure("alloc_direct_ns", {"order": k[0], "workers": k[1]}, "ns per entry, median of the calls",
+                           dmed[k], allocs=allocs))
+        figs.append(figure("alloc_direct_mean_ns", {"order": k[0], "workers": k[1]}, "ns per entry, mean",
+                           dmean[k], allocs=allocs))
     hist = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(int)))
     for r in tsv["cost-hist"]:
         hist[(int(r["order"]), int(r["workers"]))][r["allocator"]][int(r["bucket_ns"])] += int(r["count"])
@@ -416,6 +430,18 @@ def tables(meta, figs, allocs=ALLOCS):
             a = f.get("allocations", {})
             out.append("| %d | %d | %s | %s |" % (f["order"], f["workers"], cells(f, allocs),
                        " / ".join(str(a.get(x, 0)) for x in allocs)))
+        out.append("")
+    if by["alloc_direct_ns"]:
+        out.append("**Allocation cost without probes**, ns per allocated entry (`bench/kmod/sa_costbench.ko`: "
+                   "kernel threads, one per worker and CPU, call `get_swap_pages()` %s times each, every call "
+                   "timed with `ktime_get_ns()`, the entries of the last 64 calls kept and older ones given "
+                   "back; 512 MiB zram; %s kernel).  Median of the calls, then the mean:\n"
+                   % (meta.get("direct_calls", "?"), meta.get("flavor", "?")))
+        out.append("| order | workers | figure " + hdr)
+        out.append(sep(3))
+        for kind, what in (("alloc_direct_ns", "median"), ("alloc_direct_mean_ns", "mean")):
+            for f in by[kind]:
+                out.append("| %d | %d | %s | %s |" % (f["order"], f["workers"], what, cells(f, allocs)))
         out.append("")
     if by["throughput"]:
         out.append("**Swap throughput**, GiB/s (`bench/swaptput`: %s per run, swap-out until every page left "
@@ -700,7 +726,7 @@ def report(d):
 
 
 # Figures README's results section shows; the rest are named by KIND_NAMES.
-README_KINDS = ("thp_fallback", "alloc_ns")
+README_KINDS = ("thp_fallback", "alloc_ns", "alloc_direct_ns", "alloc_direct_mean_ns")
 KIND_NAMES = {
     "write_run": "swap write runs on rotational disks",
     "write_run_max": "swap write runs on rotational disks",

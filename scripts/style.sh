@@ -35,7 +35,7 @@ mapfile -t srcs < <(cd "$top" && ls module/*.c module/*.h module/kenv/*.h debugf
 # only makes sense in the kernel (u64 for uint64_t, BIT(), PRIx64 is not
 # CamelCase, __func__ in usage text, unsplit format strings).
 echo "== checkpatch --strict userspace tools and test module"
-mapfile -t tools < <(cd "$top" && ls tests/tools/*.c bench/*.c bench/*.h tests/kmod/*.c | grep -v '\.mod\.c$')
+mapfile -t tools < <(cd "$top" && ls tests/tools/*.c bench/*.c bench/*.h tests/kmod/*.c bench/kmod/*.c | grep -v '\.mod\.c$')
 (cd "$top" && perl "$cp" --strict --quiet --no-tree --show-types \
 	--ignore PREFER_KERNEL_TYPES,CAMELCASE,BIT_MACRO,EMBEDDED_FUNCTION_NAME,LONG_LINE_STRING,SPLIT_STRING,VOLATILE \
 	-f "${tools[@]}") || bad=1

@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench, smoke run: one boot of the make check kernel (not the perf
-# one: nothing more to build), one case (upstream's thp_swap_allocator_test
+# one: nothing more to build), two cases (upstream's thp_swap_allocator_test
 # on the 64 MiB rotational disk, mode -a, 2 iterations, sequentiality.bt
-# watching) with builtin, swapalloc, swapalloc-antifrag and
+# watching; cost-direct, sa_costbench.ko's 256 timed get_swap_pages()
+# calls per thread, 4K and 64K, 1 and 2 threads) with builtin, swapalloc,
+# swapalloc-antifrag and
 # swapalloc-nostats (the SWAPALLOC_NO_STATS=y build; bench/guest.sh fails
 # its run if it counted anything), into a scratch results directory.
 # Asserts that the report, the JSON and the plots are produced and that
 # the figures parse and agree: builtin 100 % fallback there, swapalloc and
 # swapalloc-nostats far below, swapalloc-antifrag a percentage with its
-# own column, each write run figure present.  About 2-3 minutes under TCG
+# own column, each write run figure present, a direct cost figure for
+# every allocator, order and thread count, with the entries the calls
+# must have returned.  About 2-3 minutes under TCG
 # (each allocator after the first two is one more run of 2 iterations).
 # bench/run writes into its default build/bench-results/ and must leave
 # git status as it was; the run is then moved to build/bench-smoke/.
@@ -36,7 +40,8 @@ else
 	if [ -f "$def/latest.json" ]; then keep=$res/latest.json.keep; cp "$def/latest.json" "$keep"; fi
 	before=$(git -C "$top" status --porcelain --untracked-files=all 2>/dev/null || true)
 	rc=0
-	env -u BENCH_RESULTS BENCH_BOOTS=1 BENCH_ITER=2 BENCH_MODES=a BENCH_CASES=thp-rot64 \
+	env -u BENCH_RESULTS BENCH_BOOTS=1 BENCH_ITER=2 BENCH_MODES=a BENCH_CASES="thp-rot64 cost-direct" \
+		BENCH_DIRECT_CALLS=256 \
 		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag swapalloc-nostats" \
 		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
 		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
@@ -97,6 +102,23 @@ if f:
 w = figs.get(("write_run", "thp-rot64", "a"))
 check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc", AF, NS)),
       "mean write run, every allocator (sequentiality.bt)")
+
+ALL = ["builtin", "swapalloc", AF, NS]
+calls = int(j["meta"].get("direct_calls", 0))
+check(calls == 256, "meta has direct_calls 256 (%s)" % calls)
+for o in (0, 4):
+    for w in (1, 2):
+        f = [x for x in j["figures"] if x["kind"] == "alloc_direct_ns" and x["order"] == o and x["workers"] == w]
+        check(len(f) == 1 and all(f[0].get(a) and f[0][a]["n"] == 1 and f[0][a]["median"] > 0 for a in ALL),
+              "direct cost, order %d, %d thread(s): a median for every allocator" % (o, w))
+drows = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "raw", "cost-direct.tsv"))][1:]
+check(len(drows) == 16, "raw/cost-direct.tsv: 4 allocators x 2 orders x 2 thread counts (%d rows)" % len(drows))
+for r in drows:
+    o, w, med, mean, n = int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[6])
+    lo, hi = calls * w, calls * w * (1 if o else 64)
+    check(lo <= n <= hi and med > 0 and mean > 0,
+          "cost-direct %s order %d x%d: %d entries in %d..%d, median %d, mean %d ns" % (r[1], o, w, n, lo, hi, med, mean))
+check("**Allocation cost without probes**" in open(os.path.join(d, "report.md")).read(), "report.md has the direct cost table")
 
 rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
 check(len(rows) == 8 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 4 x 2 iterations, percentages")
