@@ -82,7 +82,7 @@ hdr thp-runs.tsv boot case allocator mode iterations seconds
 hdr seq.tsv boot case allocator mode writes runs written_kib max_run_kib
 hdr cost.tsv boot allocator order workers count sum_ns
 hdr cost-hist.tsv boot allocator order workers bucket_ns count
-hdr cost-direct.tsv boot allocator order workers median_ns mean_ns entries
+hdr cost-direct.tsv boot allocator order workers median_ns mean_ns entries free_median_ns free_mean_ns
 hdr tput.tsv boot case allocator folio workers bytes out_s in_s fallback_pct resident_pct
 
 {
@@ -467,8 +467,9 @@ cost_case() {
 # (bench/kmod) calls get_swap_pages() from kernel threads, one per worker
 # and CPU, BENCH_DIRECT_CALLS times each, and times every call with
 # ktime_get_ns(); the entries of its last 64 calls stay allocated, older
-# ones go back slot by slot.  4K (order 0, 64 entries a call, a slot cache
-# refill) and 64K (order 4, one a call), on 512 MiB zram.
+# ones go back slot by slot, each such free timed apart.  4K (order 0, 64
+# entries a call, a slot cache refill) and 64K (order 4, one a call), on
+# 512 MiB zram.
 cost_direct_case() {
 	local w a dev o p r
 	[ -f "$costko" ] || { fail "cost-direct" "no sa_costbench.ko (BENCH_COSTBENCH_KO)"; return; }
@@ -483,10 +484,11 @@ cost_direct_case() {
 					continue
 				fi
 				p=/sys/module/sa_costbench/parameters
-				r=("$(cat $p/median_ns)" "$(cat $p/mean_ns)" "$(cat $p/entries)")
+				r=("$(cat $p/median_ns)" "$(cat $p/mean_ns)" "$(cat $p/entries)"
+				   "$(cat $p/free_median_ns)" "$(cat $p/free_mean_ns)")
 				rmmod sa_costbench
 				if [ "${r[2]}" -gt 0 ] && [ "${r[0]}" -gt 0 ]; then
-					row cost-direct.tsv "$boot" "$a" "$o" "$w" "${r[0]}" "${r[1]}" "${r[2]}"
+					row cost-direct.tsv "$boot" "$a" "$o" "$w" "${r[@]}"
 					pass "cost-direct $a order $o x$w"
 				else
 					fail "cost-direct $a order $o x$w" "median ${r[0]} ns over ${r[2]} entries"

@@ -5,6 +5,7 @@
  *
  *   insmod sa_costbench.ko order=O [threads=T] [calls=N] [hold=H]
  *   cat /sys/module/sa_costbench/parameters/{median_ns,mean_ns,entries}
+ *   cat /sys/module/sa_costbench/parameters/{free_median_ns,free_mean_ns}
  *   rmmod sa_costbench
  *
  * At load, T kernel threads (default 1, at most 8 and the CPUs online), one
@@ -16,12 +17,15 @@
  * entries of the last H calls (default 64) stay allocated; older ones are
  * given back with swapcache_free_entries(), slot by slot, as a swap slot
  * cache returns slots it did not use.  That keeps the device's fill steady
- * and lets the allocator reuse what was freed, as swap-in does.  The frees
- * are not timed.
+ * and lets the allocator reuse what was freed, as swap-in does.  Each such
+ * free is timed too, apart: an allocator may move work from the free to
+ * the next allocation (swapalloc's frees without si->lock leave the lists
+ * to the next locked call), and the two figures together show it.
  *
  * The result is each call's time divided by the entries it returned: the
  * median over every call of every thread (a call that an interrupt or a
- * preemption lands in counts once, whatever it took) and the mean.  The
+ * preemption lands in counts once, whatever it took) and the mean; the
+ * same for the frees, per entry given back.  The
  * load fails with -ENOSPC when a call returned nothing (the device filled,
  * or no swap is on), -EINVAL on bad parameters.
  *
@@ -65,6 +69,12 @@ MODULE_PARM_DESC(median_ns, "result: median ns per entry over the calls");
 static ulong sa_cb_mean_ns;
 module_param_named(mean_ns, sa_cb_mean_ns, ulong, 0444);
 MODULE_PARM_DESC(mean_ns, "result: total ns of the calls over the entries they returned");
+static ulong sa_cb_free_median_ns;
+module_param_named(free_median_ns, sa_cb_free_median_ns, ulong, 0444);
+MODULE_PARM_DESC(free_median_ns, "result: median ns per entry over the timed frees");
+static ulong sa_cb_free_mean_ns;
+module_param_named(free_mean_ns, sa_cb_free_mean_ns, ulong, 0444);
+MODULE_PARM_DESC(free_mean_ns, "result: total ns of the timed frees over the entries they gave back");
 static ulong sa_cb_entries;
 module_param_named(entries, sa_cb_entries, ulong, 0444);
 MODULE_PARM_DESC(entries, "result: entries the calls returned");
@@ -78,12 +88,13 @@ struct sa_cb_thread {
 	struct task_struct *task;
 	struct completion *start;
 	u64 *ns;		/* per call: ns per entry returned */
+	u64 *fns;		/* per timed free: ns per entry given back */
 	swp_entry_t *held;	/* hold calls' entries, a ring */
 	int *held_n;
 	swp_entry_t *slots;	/* one call's entries, as order-0 slots */
-	u64 sum_ns;
-	unsigned long entries;
-	int calls;
+	u64 sum_ns, free_sum_ns;
+	unsigned long entries, freed;
+	int calls, frees;
 	int err;
 	struct completion done;
 };
@@ -121,9 +132,15 @@ static int sa_cb_run(void *arg)
 	wait_for_completion(t->start);
 	for (i = 0; i < sa_cb_calls; i++) {
 		slot = i % sa_cb_hold;
-		if (i >= sa_cb_hold)
-			sa_cb_give_back(t, t->held + slot * SA_CB_BATCH,
-					t->held_n[slot]);
+		if (i >= sa_cb_hold) {
+			n = t->held_n[slot];
+			t0 = ktime_get_ns();
+			sa_cb_give_back(t, t->held + slot * SA_CB_BATCH, n);
+			d = ktime_get_ns() - t0;
+			t->fns[t->frees++] = div_u64(d, n);
+			t->free_sum_ns += d;
+			t->freed += n;
+		}
 		t0 = ktime_get_ns();
 		n = sa_cb_get(want, t->held + slot * SA_CB_BATCH, sa_cb_order);
 		d = ktime_get_ns() - t0;
@@ -164,9 +181,26 @@ static int sa_cb_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median of every thread's calls (@frees: timed frees), sorted in @all. */
+static u64 sa_cb_median(struct sa_cb_thread *th, bool frees, u64 *all)
+{
+	int i, n = 0, c;
+
+	for (i = 0; i < sa_cb_threads; i++) {
+		c = frees ? th[i].frees : th[i].calls;
+		memcpy(all + n, frees ? th[i].fns : th[i].ns, c * sizeof(*all));
+		n += c;
+	}
+	if (!n)
+		return 0;
+	sort(all, n, sizeof(*all), sa_cb_cmp, NULL);
+	return all[n / 2];
+}
+
 static void sa_cb_free_thread(struct sa_cb_thread *t)
 {
 	vfree(t->ns);
+	vfree(t->fns);
 	vfree(t->held);
 	kfree(t->held_n);
 	kfree(t->slots);
@@ -176,9 +210,9 @@ static int __init sa_cb_init(void)
 {
 	struct sa_cb_thread *th;
 	DECLARE_COMPLETION_ONSTACK(start);
-	unsigned long entries = 0;
-	u64 *all, sum = 0;
-	int i, cpu, n = 0, err = 0;
+	unsigned long entries = 0, freed = 0;
+	u64 *all, sum = 0, free_sum = 0;
+	int i, cpu, err = 0;
 
 	if (sa_cb_order < 0 || sa_cb_order > SA_CB_MAX_ORDER ||
 	    sa_cb_threads < 1 || sa_cb_threads > SA_CB_MAX_THREADS ||
@@ -204,11 +238,12 @@ static int __init sa_cb_init(void)
 		t->start = &start;
 		init_completion(&t->done);
 		t->ns = vcalloc(sa_cb_calls, sizeof(*t->ns));
+		t->fns = vcalloc(sa_cb_calls, sizeof(*t->fns));
 		t->held = vcalloc(sa_cb_hold * SA_CB_BATCH, sizeof(*t->held));
 		t->held_n = kcalloc(sa_cb_hold, sizeof(*t->held_n), GFP_KERNEL);
 		t->slots = kcalloc(SA_CB_BATCH << sa_cb_order, sizeof(*t->slots),
 				   GFP_KERNEL);
-		if (!t->ns || !t->held || !t->held_n || !t->slots) {
+		if (!t->ns || !t->fns || !t->held || !t->held_n || !t->slots) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -243,27 +278,28 @@ static int __init sa_cb_init(void)
 		goto out;
 	}
 	for (i = 0; i < sa_cb_threads; i++) {
-		memcpy(all + n, th[i].ns, th[i].calls * sizeof(*all));
-		n += th[i].calls;
 		sum += th[i].sum_ns;
 		entries += th[i].entries;
+		free_sum += th[i].free_sum_ns;
+		freed += th[i].freed;
 		if (th[i].err)
 			err = th[i].err;
 	}
-	if (n) {
-		sort(all, n, sizeof(*all), sa_cb_cmp, NULL);
-		sa_cb_median_ns = all[n / 2];
+	sa_cb_median_ns = sa_cb_median(th, false, all);
+	sa_cb_free_median_ns = sa_cb_median(th, true, all);
+	if (entries)
 		sa_cb_mean_ns = div64_ul(sum, entries);
-	}
+	if (freed)
+		sa_cb_free_mean_ns = div64_ul(free_sum, freed);
 	sa_cb_entries = entries;
 	vfree(all);
 	if (err)
 		pr_warn("a call returned no entry after %lu: is a swap device on, with room?\n",
 			entries);
 	else
-		pr_info("order %d, %d thread(s), %d calls: %lu entries, median %lu ns, mean %lu ns per entry\n",
-			sa_cb_order, sa_cb_threads, n, entries, sa_cb_median_ns,
-			sa_cb_mean_ns);
+		pr_info("order %d, %d thread(s): %lu entries, median %lu ns, mean %lu ns per entry; frees %lu and %lu ns\n",
+			sa_cb_order, sa_cb_threads, entries, sa_cb_median_ns,
+			sa_cb_mean_ns, sa_cb_free_median_ns, sa_cb_free_mean_ns);
 out:
 	for (i = 0; i < sa_cb_threads; i++)
 		sa_cb_free_thread(&th[i]);
