@@ -793,23 +793,6 @@ static inline bool sa_holes_pay(struct swapalloc_dev *dev)
 	return dev->nr_free <= DIV_ROUND_UP(dev->nr_clusters, 8);
 }
 
-/*
- * Does a large entry fill a hole of nonfull[order] before it takes a free
- * cluster (step 2)?  Only once free clusters are as scarce as for
- * sa_holes_pay(): that is when the free clusters it would spend are the
- * ones larger entries need.  While they are plentiful it takes a free
- * cluster, as 6.12 does, and the rest of that cluster serves this CPU's
- * next entries from its cursor (without si->lock with fast=1); a hole
- * filled instead leaves no cursor, so every allocation of a steady state
- * that frees one entry and takes one (swap-in beside swap-out) scanned
- * for a hole under si->lock.  Discard devices take free clusters first
- * anyway.
- */
-static inline bool sa_nonfull_first(struct swapalloc_dev *dev, int order)
-{
-	return !order || (!dev->discards && sa_holes_pay(dev));
-}
-
 /* Slots allocated or freed count down the wait after a fruitless reclaim. */
 static inline void sa_reclaim_churn(struct swapalloc_dev *dev, unsigned int nr)
 {
@@ -1143,8 +1126,7 @@ void swapalloc_reclaim_background(struct swapalloc_dev *dev)
  *     the device's on rotational ones.  Consecutive allocations then land
  *     next to each other, which keeps rotational writes sequential.
  *  2. nonfull[@order] before the free list, except for order > 0 on
- *     discard devices, and for order > 0 while free clusters are
- *     plentiful (sa_nonfull_first()).  Taking a fresh cluster while partly used ones of
+ *     discard devices.  Taking a fresh cluster while partly used ones of
  *     the same order have room spends free clusters that higher orders
  *     need; upstream measured this ("mm, swap: prefer nonfull over free
  *     clusters", Aug 2025: 128K fallback 54525 -> 870 in make -j96 on
@@ -1191,7 +1173,7 @@ unsigned long swapalloc_alloc(struct swapalloc_dev *dev, int order,
 	unsigned long off = 0, next = 0, from;
 	unsigned int limit, waits = 0;
 	swp_entry_t slot;
-	bool retried = false, revoked = false, owned, nonfull_first;
+	bool retried = false, revoked = false, owned;
 	enum swapalloc_src src;
 
 	if (order < 0 || order >= SA_NR_ORDERS)
@@ -1223,8 +1205,7 @@ again:
 		goto fail;
 
 	owned = false;
-	nonfull_first = sa_nonfull_first(dev, order);
-	if (nonfull_first && order < SA_CLUSTER_ORDER) {
+	if ((!dev->discards || !order) && order < SA_CLUSTER_ORDER) {
 		src = SA_SRC_NONFULL;
 		off = sa_scan_list(dev, SA_LIST_NONFULL, order, order, usage,
 				   dev->nr_nonfull[order],
@@ -1287,10 +1268,9 @@ free_clusters:
 
 	/*
 	 * Other CPUs' current clusters, only now that no free cluster is
-	 * left (and first, for order > 0 while free clusters were plentiful
-	 * or on discard devices: step 2).
+	 * left (and first, on discard devices, for order > 0: step 2).
 	 */
-	if ((!nonfull_first || owned) && order < SA_CLUSTER_ORDER) {
+	if (((dev->discards && order) || owned) && order < SA_CLUSTER_ORDER) {
 		src = SA_SRC_NONFULL;
 		off = sa_scan_list(dev, SA_LIST_NONFULL, order, order, usage,
 				   dev->nr_nonfull[order], SA_SCAN_DEMOTE, NULL, &next, NULL);

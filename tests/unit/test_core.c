@@ -1759,15 +1759,9 @@ static void test_check_counts_cursors(void)
  * after it, the nonfull scan still looks at the whole cluster, and takes
  * the block freed before the cursor rather than a free cluster.
  */
-/*
- * A hole in the CPU's own cluster: with free clusters scarce (one of
- * three) it is filled, the cluster rescanned from its start; with them
- * plentiful (two of four) a free cluster is taken instead, whose rest the
- * cursor serves next.
- */
 static void test_percpu_own_cluster_rescanned(void)
 {
-	struct sim *s = new_sim(3 * CS, SA_POLICY_PERCPU, false);
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
 	unsigned int i;
 
 	s->sd.full = SIM_FULL_OFF;
@@ -1776,33 +1770,9 @@ static void test_percpu_own_cluster_rescanned(void)
 	sim_free(s, CS, 16);
 	sa_set_cursor(&s->dev, per_cpu_ptr(s->dev.pcp, 0), 4, CS + 480);
 	T_EQ(CL(s, 1)->cursors, 1);
-	T_EQ(s->dev.nr_free, 1);
 	T_EQ(alloc_ok(s, 4), CS);
 	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
-	T_EQ(s->dev.nr_free, 1);
-}
-
-static void test_percpu_large_takes_free_while_plentiful(void)
-{
-	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
-	unsigned long off;
-	unsigned int i;
-
-	s->sd.full = SIM_FULL_OFF;
-	for (i = 0; i < CS / 16; i++)
-		T_EQ(alloc_ok(s, 4), CS + 16 * i);
-	sim_free(s, CS, 16);
 	T_EQ(s->dev.nr_free, 2);
-	off = alloc_ok(s, 4);
-	T_NE(off / CS, 1);
-	T_EQ(off % CS, 0);
-	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 0);
-	T_EQ(s->dev.nr_free, 1);
-	/* The rest of that cluster comes from the cursor. */
-	T_EQ(alloc_ok(s, 4), off + 16);
-	/* The hole waits for free clusters to run short. */
-	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
-	expect_valid(s);
 }
 
 static void test_percpu_cursors_share_when_nothing_else(void)
@@ -2022,27 +1992,15 @@ static void test_rebuild_after_use(void)
 static struct sim *corrupt_setup(bool discard)
 {
 	struct sim *s = new_sim(8 * CS, SA_POLICY_PERCPU, discard);
-	unsigned long off, held[5];
-	unsigned int i;
+	unsigned long off;
 
 	s->sd.full = SIM_FULL_OFF;
 	fill_to(s, 1, 4, CS);			/* 1: full */
 	fill_to(s, 2, 4, CS);
 	sim_free(s, 2 * CS + 1, 1);
 	sim_free(s, 2 * CS + 17, 1);
-	if (!discard) {
-		/*
-		 * Order 4 scans nonfull[4], and demotes cluster 2, only while
-		 * free clusters are scarce: hold all of them but cluster 3
-		 * meanwhile.
-		 */
-		for (i = 0; i < ARRAY_SIZE(held); i++)
-			held[i] = alloc_ok(s, 9);
-		sim_free(s, held[0], CS);
+	if (!discard)
 		alloc_ok(s, 4);			/* 2: frag, 3: nonfull[4] */
-		for (i = 1; i < ARRAY_SIZE(held); i++)
-			sim_free(s, held[i], CS);
-	}
 	alloc_ok(s, 2);				/* nonfull[2] */
 	if (discard) {
 		off = alloc_ok(s, 9);
@@ -3135,7 +3093,6 @@ static const struct t_case cases[] = {
 	T_CASE(test_percpu_cursors_own_clusters),
 	T_CASE(test_percpu_cursors_share_when_nothing_else),
 	T_CASE(test_percpu_own_cluster_rescanned),
-	T_CASE(test_percpu_large_takes_free_while_plentiful),
 	T_CASE(test_free_list_interleaved_on_percpu_devices),
 	T_CASE(test_check_counts_cursors),
 	T_CASE(test_batch_refill_from_cursor),
