@@ -4,7 +4,8 @@
 # Kernel style on everything that goes into the kernel or the module:
 # checkpatch.pl --strict (from the patched tree) on patches/, on the
 # module's C files and on the userspace tools, and sparse on the module
-# build.  Exit 1 on any finding.
+# build and on the bench's kernel module (bench/kmod).  Exit 1 on any
+# finding.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh" test >/dev/null
@@ -64,6 +65,15 @@ trap 'rm -f "$log"' EXIT
 # C=2 runs sparse on every source whether or not it needs compiling: no
 # clean build needed.
 make -C "$top" module KDIR="$tree" C=2 CHECK="sparse -Wno-unknown-attribute" >"$log" 2>&1 || {
+	cat "$log"; bad=1; }
+if grep -E "^/.*: (warning|error):" "$log"; then
+	bad=1
+fi
+# The bench's kernel module too, built in a scratch copy.
+kmod=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$kmod"' EXIT
+cp "$top/bench/kmod/Kbuild" "$top"/bench/kmod/*.c "$kmod/"
+make -C "$tree" M="$kmod" C=2 CHECK="sparse -Wno-unknown-attribute" modules >"$log" 2>&1 || {
 	cat "$log"; bad=1; }
 if grep -E "^/.*: (warning|error):" "$log"; then
 	bad=1
