@@ -43,20 +43,17 @@ iters=${BENCH_ITER:-100}
 modes=${BENCH_MODES:-a none as s}
 workers_list=${BENCH_WORKERS:-1 2}
 wide_workers=${BENCH_WIDE_WORKERS:-4}
-ko=${BENCH_KO:?BENCH_KO names swapalloc.ko}
-ko_nostats=${BENCH_KO_NOSTATS:-}
 # A host path under /tmp, /root, ... is under /mnt/host in the guest (guest-init).
-case "$ko" in
-/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) ko=${SWAPALLOC_HOST:-/mnt/host}$ko ;;
-esac
-case "$ko_nostats" in
-/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) ko_nostats=${SWAPALLOC_HOST:-/mnt/host}$ko_nostats ;;
-esac
+guest_path() {
+	case "$1" in
+	/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) echo "${SWAPALLOC_HOST:-/mnt/host}$1" ;;
+	*) echo "$1" ;;
+	esac
+}
+ko=$(guest_path "${BENCH_KO:?BENCH_KO names swapalloc.ko}")
+ko_nostats=$(guest_path "${BENCH_KO_NOSTATS:-}")
 tput=${BENCH_TOOLS:?BENCH_TOOLS names the bench tools}/swaptput
-costko=${BENCH_COSTBENCH_KO:-}
-case "$costko" in
-/tmp/*|/var/tmp/*|/run/*|/root/*|/mnt/*) costko=${SWAPALLOC_HOST:-/mnt/host}$costko ;;
-esac
+costko=$(guest_path "${BENCH_COSTBENCH_KO:-}")
 thp=$SWAPALLOC_KERNEL_TREE/tools/mm/thp_swap_allocator_test
 dbg=/sys/kernel/debug/swapalloc
 stats=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats
