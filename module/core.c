@@ -371,9 +371,10 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 }
 
 /*
- * Is [off, off + nr) free?  Slots that only the swap cache holds count as
- * free when swap is filling up (upstream's cluster_scan_range()): *reclaim
- * is set and the caller must reclaim them before committing.
+ * Is [off, off + nr) free, once the slots that only the swap cache holds
+ * are reclaimed?  For when swap is filling up (upstream's
+ * cluster_scan_range()): *reclaim is set if there are such slots, and the
+ * caller must reclaim them before committing.
  */
 static bool sa_range_usable(struct swapalloc_dev *dev, unsigned long off,
 			    unsigned int nr, bool *reclaim)
@@ -386,11 +387,9 @@ static bool sa_range_usable(struct swapalloc_dev *dev, unsigned long off,
 		v = swapalloc_env_map(&dev->env, off);
 		if (!v)
 			continue;
-		if (v == SWAP_HAS_CACHE && swapalloc_env_swap_full(&dev->env)) {
-			*reclaim = true;
-			continue;
-		}
-		return false;
+		if (v != SWAP_HAS_CACHE)
+			return false;
+		*reclaim = true;
 	}
 	return true;
 }
@@ -619,7 +618,24 @@ static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
 	if (!sa_may_alloc_in(ci, nr))
 		return 0;
 
-	for (off = ALIGN(from, nr); off + nr <= end; off += nr) {
+	/* Slot 0, the header, is never free: nor is the block holding it. */
+	from = ALIGN(from, nr) ?: nr;
+	/*
+	 * Nothing to reclaim while swap is not filling up: the first free
+	 * range is found and committed in one pass, under the cluster lock.
+	 */
+	if (!swapalloc_env_swap_full(&dev->env)) {
+		swp_entry_t slot;
+
+		if (from + nr > end ||
+		    !swapalloc_env_commit_batch(&dev->env, from, end, order,
+						usage, 1, &slot))
+			return 0;
+		off = swp_offset(slot);
+		goto found;
+	}
+
+	for (off = from; off + nr <= end; off += nr) {
 		if (!sa_range_usable(dev, off, nr, &reclaim))
 			continue;
 		if (reclaim && !sa_reclaim_range(dev, off, nr))
@@ -632,12 +648,14 @@ static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
 			return 0;
 		if (!swapalloc_env_commit(&dev->env, off, order, usage))
 			return 0;
-		sa_account_alloc(dev, ci, order);
-		if (ci->count < SA_CLUSTER_SLOTS && off + 2 * nr <= end)
-			*next = off + nr;
-		return off;
+		goto found;
 	}
 	return 0;
+found:
+	sa_account_alloc(dev, ci, order);
+	if (ci->count < SA_CLUSTER_SLOTS && off + 2 * nr <= end)
+		*next = off + nr;
+	return off;
 }
 
 static unsigned long sa_alloc_from(struct swapalloc_dev *dev,

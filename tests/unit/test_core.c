@@ -1583,7 +1583,8 @@ static void test_free_list_interleaved_on_percpu_devices(void)
 
 /*
  * A slot cache refill: the first entry by the order of preference, which
- * sets the cursor, the other 63 from the cursor's cluster in one commit.
+ * sets the cursor, the other 63 from the cursor's cluster in one more
+ * commit.
  */
 static void test_batch_refill_from_cursor(void)
 {
@@ -1596,7 +1597,8 @@ static void test_batch_refill_from_cursor(void)
 	for (i = 0; i < 64; i++)
 		T_EQ(offs[i], 1 + i);			/* slot 0 is the header */
 	T_EQ(s->sd.cnt.commits - commits, 64);
-	T_EQ(s->sd.cnt.batches, 1);			/* one cluster lock for 63 */
+	/* One cluster lock for the first entry, one for the other 63. */
+	T_EQ(s->sd.cnt.batches, 2);
 	T_EQ(s->dev.stats.order[0].success, 64);
 	T_EQ(s->dev.stats.order[0].src[SA_SRC_CURSOR], 63);
 	T_EQ(cpu_next(s, 0, 0), 65);
@@ -1732,6 +1734,41 @@ static void test_single_alloc_from_cursor(void)
 	T_EQ(s->dev.stats.order[4].src[SA_SRC_CURSOR], 1);
 	T_EQ(cpu_next(s, 0, 4), base + 32);
 
+	expect_valid(s);
+}
+
+/*
+ * An entry from a nonfull cluster while swap is not filling up: the first
+ * free range is found and committed in one pass under the cluster lock,
+ * which reads one slot of each used block before it and the range once.
+ * When swap is filling up, the scan that reclaims swap-cache-only slots
+ * runs instead (no batch commit).
+ */
+static void test_nonfull_alloc_one_pass(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long reads, batches, base, i;
+
+	s->sd.full = SIM_FULL_OFF;
+	base = alloc_ok(s, 4);
+	for (i = 1; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+	sim_free(s, base + 16 * 5, 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
+	reads = s->sd.cnt.map_reads;
+	batches = s->sd.cnt.batches;
+	T_EQ(alloc_ok(s, 4), base + 16 * 5);
+	T_EQ(s->sd.cnt.batches - batches, 1);
+	T_EQ(s->sd.cnt.map_reads - reads, 5 + 16);
+	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+
+	sim_free(s, base + 16 * 7, 16);
+	s->sd.full = SIM_FULL_ON;
+	batches = s->sd.cnt.batches;
+	T_EQ(alloc_ok(s, 4), base + 16 * 7);
+	T_EQ(s->sd.cnt.batches - batches, 0);
 	expect_valid(s);
 }
 
@@ -3101,6 +3138,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_batch_one_search_when_scarce),
 	T_CASE(test_batch_searches_while_free_left),
 	T_CASE(test_single_alloc_from_cursor),
+	T_CASE(test_nonfull_alloc_one_pass),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
 	T_CASE(test_cursor_ignored_when_changed_order_swap_full),
