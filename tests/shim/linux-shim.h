@@ -38,8 +38,12 @@ typedef unsigned int gfp_t;
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
-#define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, val)	(*(volatile typeof(x) *)&(x) = (val))
+/*
+ * Relaxed atomics: marked accesses, which ThreadSanitizer then does not
+ * report as races, as KCSAN does not report READ_ONCE()/WRITE_ONCE().
+ */
+#define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, val)	__atomic_store_n(&(x), (val), __ATOMIC_RELAXED)
 
 #define BIT(nr)			(1UL << (nr))
 #define BITS_PER_LONG		(8 * (int)sizeof(long))
