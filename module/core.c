@@ -150,6 +150,9 @@ static void sa_move(struct swapalloc_dev *dev, struct swapalloc_cluster *ci,
 	ci->list = list;
 	(*swapalloc_list_counter(dev, list, ci->order))++;
 	list_move_tail(&ci->node, swapalloc_list_head(dev, list, ci->order));
+	/* Full: the next free sets the hint (sa_hint()) to itself. */
+	if (list == SA_LIST_FULL)
+		WRITE_ONCE(ci->free_hint, SA_CLUSTER_SLOTS);
 }
 
 /* The list a cluster in use belongs on, from its count alone. */
@@ -360,6 +363,7 @@ void swapalloc_dev_rebuild(struct swapalloc_dev *dev)
 		ci->pending_free = 0;
 		ci->queued = false;
 		ci->fast_next = 0;
+		ci->free_hint = 0;
 		ci->list = sa_list_for_count(ci);
 		(*swapalloc_list_counter(dev, ci->list, 0))++;
 		list_add_tail(&ci->node, swapalloc_list_head(dev, ci->list, 0));
@@ -438,6 +442,37 @@ static void sa_account_alloc(struct swapalloc_dev *dev,
 }
 
 /*
+ * Where to look for a free range in @ci first: ->free_hint, a slot of
+ * the cluster below which its order has likely no free range
+ * (SA_CLUSTER_SLOTS: none, the cluster was full since).  Frees lower it to
+ * the slot they freed; an allocation found through it raises it past what
+ * it took.  Written by frees under si->lock and by frees under the
+ * cluster lock alone, without either lock between them, so it is only ever
+ * a hint: a scan of the lists that starts there goes round to the start.
+ */
+static inline unsigned long sa_hint(struct swapalloc_cluster *ci,
+				    unsigned long start, unsigned int size)
+{
+	/* Slot 0, the header, is never free: nor is the block holding it. */
+	return start + ALIGN_DOWN(READ_ONCE(ci->free_hint) % SA_CLUSTER_SLOTS,
+				  size) ?: size;
+}
+
+static inline void sa_set_hint(struct swapalloc_cluster *ci,
+			       unsigned long offset)
+{
+	WRITE_ONCE(ci->free_hint, offset % SA_CLUSTER_SLOTS);
+}
+
+/* A free of @offset in @ci: the hint comes down to it. */
+static inline void sa_lower_hint(struct swapalloc_cluster *ci,
+				 unsigned long offset)
+{
+	if (offset % SA_CLUSTER_SLOTS < READ_ONCE(ci->free_hint))
+		sa_set_hint(ci, offset);
+}
+
+/*
  * A cluster that has just lost its last used slot: to the discard list on
  * discard devices (its slots held until the discard work is done), to the
  * free list otherwise.
@@ -453,6 +488,7 @@ static void sa_emptied(struct swapalloc_dev *dev, struct swapalloc_cluster *ci)
 	}
 	sa_move(dev, ci, SA_LIST_FREE);
 	ci->order = 0;
+	sa_set_hint(ci, 0);
 }
 
 /*
@@ -599,20 +635,23 @@ static inline bool sa_may_alloc_in(struct swapalloc_cluster *ci,
 
 /*
  * Try to allocate 1 << @order slots in cluster @ci, scanning aligned
- * positions from @from (a slot in @ci) to the cluster's end.  On success
- * returns the offset and sets *@next to where the cursor should go on.
- * Returns 0 when nothing fits.  May drop the lock to reclaim, so @ci may
- * have changed lists when it returns.
+ * positions from @from (a slot in @ci) up to @to (the cluster's end if 0).
+ * On success returns the offset and sets *@next to where the cursor
+ * should go on.  Returns 0 when nothing fits.  May drop the lock to
+ * reclaim, so @ci may have changed lists when it returns.
  */
-static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
-					 struct swapalloc_cluster *ci,
-					 unsigned long from, int order,
-					 unsigned char usage,
-					 unsigned long *next)
+static unsigned long sa_alloc_range(struct swapalloc_dev *dev,
+				    struct swapalloc_cluster *ci,
+				    unsigned long from, unsigned long to,
+				    int order, unsigned char usage,
+				    unsigned long *next)
 {
 	unsigned int nr = 1U << order;
 	unsigned long end = sa_end(dev, ci), off;
 	bool reclaim;
+
+	if (!to || to > end)
+		to = end;
 
 	*next = 0;
 	if (!sa_may_alloc_in(ci, nr))
@@ -627,15 +666,15 @@ static unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
 	if (!swapalloc_env_swap_full(&dev->env)) {
 		swp_entry_t slot;
 
-		if (from + nr > end ||
-		    !swapalloc_env_commit_batch(&dev->env, from, end, order,
+		if (from + nr > to ||
+		    !swapalloc_env_commit_batch(&dev->env, from, to, order,
 						usage, 1, &slot))
 			return 0;
 		off = swp_offset(slot);
 		goto found;
 	}
 
-	for (off = from; off + nr <= end; off += nr) {
+	for (off = from; off + nr <= to; off += nr) {
 		if (!sa_range_usable(dev, off, nr, &reclaim))
 			continue;
 		if (reclaim && !sa_reclaim_range(dev, off, nr))
@@ -658,12 +697,48 @@ found:
 	return off;
 }
 
+static inline unsigned long sa_alloc_in_cluster(struct swapalloc_dev *dev,
+						struct swapalloc_cluster *ci,
+						unsigned long from, int order,
+						unsigned char usage,
+						unsigned long *next)
+{
+	return sa_alloc_range(dev, ci, from, 0, order, usage, next);
+}
+
 static unsigned long sa_alloc_from(struct swapalloc_dev *dev,
 				   struct swapalloc_cluster *ci, int order,
 				   unsigned char usage, unsigned long *next)
 {
 	return sa_alloc_in_cluster(dev, ci, sa_start(dev, ci), order, usage,
 				   next);
+}
+
+/*
+ * sa_alloc_from() for a cluster on nonfull[@order] or frag[@order]: scan
+ * from the hint (sa_hint()) to the end, then from the start up to there.
+ * The hint is a lower bound of the cluster's free ranges, so this finds
+ * the range a scan from the start finds, without reading the used blocks
+ * below it: in a steady state of frees and allocations (swapped-in folios
+ * freed, the next ones swapped out) that scan read half the cluster on
+ * average.  The second part only serves a hint a racing free left too high.
+ */
+static unsigned long sa_alloc_hinted(struct swapalloc_dev *dev,
+				     struct swapalloc_cluster *ci, int order,
+				     unsigned char usage, unsigned long *next)
+{
+	unsigned long start = sa_start(dev, ci), hint, off;
+
+	if (ci->order != order)
+		return sa_alloc_from(dev, ci, order, usage, next);
+
+	hint = sa_hint(ci, start, 1U << order);
+	off = sa_alloc_range(dev, ci, hint, 0, order, usage, next);
+	if (!off && hint > start && swapalloc_env_writable(&dev->env))
+		off = sa_alloc_range(dev, ci, start, hint, order, usage, next);
+	if (off)
+		sa_set_hint(ci, off + (1U << order));
+	return off;
 }
 
 /* How sa_scan_list() treats the clusters it looks at. */
@@ -700,7 +775,10 @@ static unsigned long sa_scan_list(struct swapalloc_dev *dev,
 			*owned = true;
 			continue;
 		}
-		off = sa_alloc_from(dev, ci, order, usage, next);
+		if (list_order == order)
+			off = sa_alloc_hinted(dev, ci, order, usage, next);
+		else
+			off = sa_alloc_from(dev, ci, order, usage, next);
 		if (off)
 			return off;
 		if (!swapalloc_env_writable(&dev->env))
@@ -1484,9 +1562,11 @@ void swapalloc_free(struct swapalloc_dev *dev, unsigned long offset,
 		swapalloc_env_lock_cluster(&dev->env, start);
 		if (!WARN_ON_ONCE(ci->pending_free + nr > SA_CLUSTER_SLOTS))
 			ci->pending_free += nr;
+		sa_lower_hint(ci, offset);
 		swapalloc_env_unlock_cluster(&dev->env, start);
 		return;
 	}
+	sa_lower_hint(ci, offset);
 	sa_free_counted(dev, ci, nr);
 }
 
@@ -1515,6 +1595,7 @@ void swapalloc_free_fast(struct swapalloc_dev *dev, unsigned long offset,
 	ci = sa_cluster(dev, offset);
 	if (WARN_ON_ONCE(ci->pending_free + nr > SA_CLUSTER_SLOTS))
 		return;
+	sa_lower_hint(ci, offset);
 	ci->pending_free += nr;
 	if (!ci->queued) {
 		ci->queued = true;

@@ -81,6 +81,7 @@ struct swapalloc_cluster {
 	u8 order;		/* the order the cluster serves */
 	u8 list;		/* enum swapalloc_list */
 	bool discarding;	/* on the discard list, discard in flight */
+	u16 free_hint;		/* where a free range likely starts: sa_hint() */
 	/*
 	 * ->count may be above the slots in use by ->pending_free, slots
 	 * freed since they were last folded in: in an owned cluster (see

@@ -1760,7 +1760,8 @@ static void test_nonfull_alloc_one_pass(void)
 	batches = s->sd.cnt.batches;
 	T_EQ(alloc_ok(s, 4), base + 16 * 5);
 	T_EQ(s->sd.cnt.batches - batches, 1);
-	T_EQ(s->sd.cnt.map_reads - reads, 5 + 16);
+	/* From the last freed slot's block on (sa_alloc_from()). */
+	T_EQ(s->sd.cnt.map_reads - reads, 16);
 	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
 	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
 
@@ -1769,6 +1770,55 @@ static void test_nonfull_alloc_one_pass(void)
 	batches = s->sd.cnt.batches;
 	T_EQ(alloc_ok(s, 4), base + 16 * 7);
 	T_EQ(s->sd.cnt.batches - batches, 0);
+	expect_valid(s);
+}
+
+/*
+ * A nonfull cluster of the order asked for is scanned from its hint, the
+ * lowest slot freed since it was full or last allocated from through the
+ * hint, then from its start up to there: the same range a scan from the
+ * start finds, on per-CPU and rotational devices alike.
+ */
+static void test_nonfull_scan_from_hint(void)
+{
+	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	unsigned long base, i, reads;
+
+	s->sd.full = SIM_FULL_OFF;
+	base = alloc_ok(s, 4);
+	for (i = 1; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	T_EQ(CL(s, 1)->free_hint, CS);			/* full: none */
+	/* Two holes: the hint goes down to the lower one. */
+	sim_free(s, base + 16 * 9, 16);
+	sim_free(s, base + 16 * 20, 16);
+	T_EQ(CL(s, 1)->free_hint, 16 * 9);
+	T_EQ(alloc_ok(s, 4), base + 16 * 9);
+	T_EQ(CL(s, 1)->free_hint, 16 * 10);
+	/* The cursor goes on after it: one read of blocks 10-19, block 20. */
+	reads = s->sd.cnt.map_reads;
+	T_EQ(alloc_ok(s, 4), base + 16 * 20);
+	T_EQ(s->sd.cnt.map_reads - reads, 10 + 16);
+	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
+
+	/* A hint above the hole (a lost update): found from the start. */
+	sim_free(s, base + 16 * 3, 16);
+	CL(s, 1)->free_hint = 16 * 12;
+	T_EQ(alloc_ok(s, 4), base + 16 * 3);
+	T_EQ(CL(s, 1)->free_hint, 16 * 4);
+	expect_valid(s);
+
+	/* Rotational: the lowest hole, whatever was freed last. */
+	s = new_sim(4 * CS, SA_POLICY_GLOBAL, false);
+	s->sd.full = SIM_FULL_OFF;
+	base = alloc_ok(s, 4);
+	for (i = 1; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	sim_free(s, base + 16 * 20, 16);
+	sim_free(s, base + 16 * 9, 16);
+	reads = s->sd.cnt.map_reads;
+	T_EQ(alloc_ok(s, 4), base + 16 * 9);
+	T_EQ(s->sd.cnt.map_reads - reads, 16);
 	expect_valid(s);
 }
 
@@ -3139,6 +3189,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_batch_searches_while_free_left),
 	T_CASE(test_single_alloc_from_cursor),
 	T_CASE(test_nonfull_alloc_one_pass),
+	T_CASE(test_nonfull_scan_from_hint),
 	T_CASE(test_percpu_cursor_is_per_cpu),
 	T_CASE(test_cursor_ignored_when_cluster_changed_order),
 	T_CASE(test_cursor_ignored_when_changed_order_swap_full),
