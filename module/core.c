@@ -571,6 +571,25 @@ static void sa_unown(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
 }
 
 /*
+ * Where a cursor goes after an allocation at @off that left no room after
+ * it in @ci: nowhere (0), except on a device with the fast path, where a
+ * cluster that is full now becomes the CPU's own all the same (sa_own()).
+ * The frees into it pend, and its fast path folds them in and takes
+ * their ranges again without si->lock (swapalloc_alloc_fast()).  Other
+ * CPUs do not need it while it is full; its give-back or sa_revoke()
+ * returns it to the lists.
+ */
+static unsigned long sa_keep_full(struct swapalloc_dev *dev,
+				  struct swapalloc_cluster *ci,
+				  unsigned long off)
+{
+	if (dev->fast && dev->policy == SA_POLICY_PERCPU &&
+	    ci->list == SA_LIST_FULL)
+		return off;
+	return 0;
+}
+
+/*
  * The slow path of @cur for @order left the cursor in a cluster: own it,
  * unless another cursor is in it too (a cluster taken back from its owner
  * by sa_revoke(), whose cursor is still there).
@@ -586,7 +605,8 @@ static void sa_own(struct swapalloc_dev *dev, struct swapalloc_cursor *cur,
 	    order >= SA_CLUSTER_ORDER)
 		return;
 	ci = sa_cluster(dev, next);
-	if ((ci->list != SA_LIST_NONFULL && ci->list != SA_LIST_FRAG) ||
+	if ((ci->list != SA_LIST_NONFULL && ci->list != SA_LIST_FRAG &&
+	     ci->list != SA_LIST_FULL) ||
 	    ci->order != order || ci->cursors != 1)
 		return;
 	start = sa_start(dev, ci);
@@ -1026,7 +1046,7 @@ static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
 	last = swp_offset(slots[n - 1]);
 	sa_set_cursor(dev, cur, order,
 		      ci->count < SA_CLUSTER_SLOTS && last + 2 * size <= end ?
-		      last + size : 0);
+		      last + size : sa_keep_full(dev, ci, last));
 	sa_own(dev, cur, order);
 	sa_after_alloc(dev, n << order);
 	return n;
@@ -1068,7 +1088,8 @@ int swapalloc_alloc_fast(struct swapalloc_dev *dev, int order,
 	unsigned long from, start, end, size, last;
 	struct swapalloc_cursor *cur;
 	struct swapalloc_cluster *ci;
-	int n = 0;
+	bool refolded = false;
+	int n = 0, want;
 
 	if (!dev->fast || dev->policy != SA_POLICY_PERCPU || order < 0 ||
 	    order >= SA_CLUSTER_ORDER || nr <= 0)
@@ -1093,22 +1114,42 @@ int swapalloc_alloc_fast(struct swapalloc_dev *dev, int order,
 		goto out;
 	if (!swapalloc_env_live(&dev->env))
 		goto out;
-	from = start + ci->fast_next;
-	/* Pending frees are still in ->count: at worst this stops early. */
-	nr = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
-	if (nr <= 0 || from + size > end)
-		goto out;
-	n = swapalloc_env_commit_fast(&dev->env, from, end, order, usage, nr,
-				      slots);
-	if (!n) {
-		/* Nothing free after the position: the slow path's turn. */
-		ci->fast_next = SA_CLUSTER_SLOTS;
-		goto out;
+	for (;;) {
+		from = start + ci->fast_next;
+		/* Pending frees are still in ->count: at worst this stops early. */
+		want = min_t(int, nr, (SA_CLUSTER_SLOTS - ci->count) >> order);
+		if (want > 0 && from + size <= end) {
+			n = swapalloc_env_commit_fast(&dev->env, from, end,
+						      order, usage, want, slots);
+			if (n)
+				break;
+		}
+		/*
+		 * Nothing free after the position.  Frees since the last fold
+		 * may have left a range: once they add up to one, fold them
+		 * in and go on from the hint, once.  Else the slow path's turn.
+		 */
+		if (refolded || ci->pending_free < size) {
+			ci->fast_next = SA_CLUSTER_SLOTS;
+			goto out;
+		}
+		refolded = true;
+		ci->count -= min_t(unsigned int, ci->pending_free, ci->count);
+		ci->pending_free = 0;
+		/*
+		 * Every free of an owned cluster lowers the hint under the
+		 * cluster lock, so the pending ones all lie after it.
+		 */
+		ci->fast_next = sa_hint(ci, start, size) - start;
 	}
 	ci->count += n << order;
 	last = swp_offset(slots[n - 1]);
 	ci->fast_next = last + 2 * size <= end ? last + size - start :
 			SA_CLUSTER_SLOTS;
+	if (ci->count == SA_CLUSTER_SLOTS)
+		WRITE_ONCE(ci->free_hint, SA_CLUSTER_SLOTS);
+	else if (refolded)
+		sa_set_hint(ci, last + size);
 out:
 	swapalloc_env_unlock_cluster(&dev->env, start);
 	return n;
@@ -1439,6 +1480,8 @@ done:
 	sa_count(&dev->stats.order[order].success, 1);
 	sa_count(&dev->stats.order[order].src[src], 1);
 	trace_swapalloc_alloc(dev, order, off, src);
+	if (!next && src != SA_SRC_STEAL)
+		next = sa_keep_full(dev, sa_cluster(dev, off), off);
 	sa_set_cursor(dev, cur, order, next);
 	sa_own(dev, cur, order);
 	sa_after_alloc(dev, 1U << order);

@@ -2944,16 +2944,97 @@ static void test_fast_pending_free_fold(void)
 	T_EQ(ci->count, CS - 2);
 	T_EQ(ci->fast_next, CS);
 	T_EQ(ci->list, SA_LIST_OWNED);
-	/* A free now: the fast path has nothing after its position. */
+	/*
+	 * A free now: nothing is free after the fast path's position, but
+	 * the fast path folds the free in itself, under the cluster lock,
+	 * and scans again from the hint, at or below the slot freed.  Its
+	 * fold is not counted in stats.folded (those are the give-backs').
+	 */
+	T_EQ(sim_alloc_fast(s, 0, 1, 1, e), 0);
 	sim_free(s, swp_offset(e[0]), 1);
 	T_EQ(ci->pending_free, 1);
-	T_EQ(sim_alloc_fast(s, 0, 1, 1, e), 0);
-	expect_valid(s);
-	/* The slow path folds it, scans the cluster again, finds a hole. */
-	again = alloc_ok(s, 0);
-	T_EQ(again / CS, off / CS);
-	T_EQ(s->dev.stats.folded, 3);
+	T_ASSERT(ci->free_hint <= swp_offset(e[0]) % CS);
+	T_EQ(sim_alloc_fast(s, 0, 1, 1, e), 1);
+	T_EQ(swp_offset(e[0]) / CS, off / CS);
+	T_EQ(ci->pending_free, 0);
 	T_EQ(ci->count, CS - 2);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	T_EQ(s->dev.stats.folded, 2);
+	expect_valid(s);
+	/*
+	 * From the hint on, the fast path takes the two slots freed before
+	 * its position too: the cluster fills up, with nothing pending.
+	 */
+	while (sim_alloc_fast(s, 0, 1, 64, e) > 0)
+		;
+	T_EQ(ci->count, CS);
+	T_EQ(ci->pending_free, 0);
+	T_EQ(ci->free_hint, CS);
+	/* The slow path gives it back, full, and goes on elsewhere. */
+	again = alloc_ok(s, 0);
+	T_NE(again / CS, off / CS);
+	T_EQ(ci->list, SA_LIST_FULL);
+	T_EQ(s->dev.stats.folded, 2);
+	expect_valid(s);
+}
+
+/*
+ * A cluster the slow path fills up stays its CPU's own on a fast device:
+ * a range freed into it pends, and the fast path folds it in and takes it
+ * again.  Without the fast path the cursor leaves a full cluster.
+ */
+static void test_fast_owns_filled_cluster(void)
+{
+	struct sim *s = new_fast_sim(4 * CS);
+	struct swapalloc_cluster *ci;
+	unsigned long base, i;
+	swp_entry_t e[1];
+
+	base = alloc_ok(s, 4);
+	ci = CL(s, base / CS);
+	/* The fast path fills it: the slow path's turn once it is full. */
+	for (i = 1; i < CS / 16; i++) {
+		T_EQ(sim_alloc_fast(s, 4, 1, 1, e), 1);
+		T_EQ(swp_offset(e[0]), base + 16 * i);
+	}
+	T_EQ(sim_alloc_fast(s, 4, 1, 1, e), 0);
+	T_EQ(ci->count, CS);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	sim_free(s, base + 16 * 7, 16);			/* owned: pends */
+	T_EQ(ci->pending_free, 16);
+	T_EQ(sim_alloc_fast(s, 4, 1, 1, e), 1);		/* folded, taken */
+	T_EQ(swp_offset(e[0]), base + 16 * 7);
+	T_EQ(ci->pending_free, 0);
+	T_EQ(ci->count, CS);
+	T_EQ(ci->list, SA_LIST_OWNED);
+	/* Nothing pending: the slow path gives it back, full, and goes on. */
+	i = alloc_ok(s, 4);
+	T_NE(i / CS, base / CS);
+	T_EQ(ci->list, SA_LIST_FULL);
+	for (i = 1; i < CS / 16; i++)
+		T_EQ(sim_alloc_fast(s, 4, 1, 1, e), 1);
+	ci = CL(s, swp_offset(e[0]) / CS);
+	T_EQ(ci->count, CS);
+	/* A free into the full, not owned cluster: the slow path takes it. */
+	sim_free(s, base + 16 * 3, 16);
+	T_EQ(CL(s, base / CS)->list, SA_LIST_NONFULL);
+	T_EQ(sim_alloc_fast(s, 4, 1, 1, e), 0);
+	T_EQ(alloc_ok(s, 4), base + 16 * 3);
+	/* Filled by the slow path: owned, full. */
+	T_EQ(CL(s, base / CS)->list, SA_LIST_OWNED);
+	T_EQ(CL(s, base / CS)->count, CS);
+	sim_free(s, base + 16 * 30, 16);
+	T_EQ(sim_alloc_fast(s, 4, 1, 1, e), 1);
+	T_EQ(swp_offset(e[0]), base + 16 * 30);
+	expect_valid(s);
+
+	/* Without the fast path a full cluster keeps no cursor. */
+	s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
+	base = alloc_ok(s, 4);
+	for (i = 1; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	T_EQ(CL(s, base / CS)->cursors, 0);
+	T_EQ(cpu_next(s, 0, 4), 0);
 	expect_valid(s);
 }
 
@@ -3231,6 +3312,7 @@ static const struct t_case cases[] = {
 	T_CASE(test_fast_owned_cluster_leaves_lists),
 	T_CASE(test_fast_done_asks_lock),
 	T_CASE(test_fast_pending_free_fold),
+	T_CASE(test_fast_owns_filled_cluster),
 	T_CASE(test_fast_fold_empties_cluster),
 	T_CASE(test_fast_revocation),
 	T_CASE(test_fast_refuses),
