@@ -1738,21 +1738,32 @@ static void test_single_alloc_from_cursor(void)
 }
 
 /*
+ * Fill a fresh cluster with order-4 entries, one by one, through the
+ * locked path; returns its first slot.
+ */
+static unsigned long fill_order4(struct sim *s)
+{
+	unsigned long base = alloc_ok(s, 4), i;
+
+	for (i = 1; i < CS / 16; i++)
+		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	return base;
+}
+
+/*
  * An entry from a nonfull cluster while swap is not filling up: the first
  * free range is found and committed in one pass under the cluster lock,
- * which reads one slot of each used block before it and the range once.
- * When swap is filling up, the scan that reclaims swap-cache-only slots
- * runs instead (no batch commit).
+ * which reads the range once (the hint, sa_hint(), skips the used blocks
+ * before it).  When swap is filling up, the scan that reclaims
+ * swap-cache-only slots runs instead (no batch commit).
  */
 static void test_nonfull_alloc_one_pass(void)
 {
 	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
-	unsigned long reads, batches, base, i;
+	unsigned long reads, batches, base;
 
 	s->sd.full = SIM_FULL_OFF;
-	base = alloc_ok(s, 4);
-	for (i = 1; i < CS / 16; i++)
-		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	base = fill_order4(s);
 	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
 	sim_free(s, base + 16 * 5, 16);
 	T_EQ(CL(s, 1)->list, SA_LIST_NONFULL);
@@ -1760,7 +1771,6 @@ static void test_nonfull_alloc_one_pass(void)
 	batches = s->sd.cnt.batches;
 	T_EQ(alloc_ok(s, 4), base + 16 * 5);
 	T_EQ(s->sd.cnt.batches - batches, 1);
-	/* From the last freed slot's block on (sa_alloc_from()). */
 	T_EQ(s->sd.cnt.map_reads - reads, 16);
 	T_EQ(s->dev.stats.order[4].src[SA_SRC_NONFULL], 1);
 	T_EQ(CL(s, 1)->list, SA_LIST_FULL);
@@ -1782,12 +1792,10 @@ static void test_nonfull_alloc_one_pass(void)
 static void test_nonfull_scan_from_hint(void)
 {
 	struct sim *s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
-	unsigned long base, i, reads;
+	unsigned long base, reads;
 
 	s->sd.full = SIM_FULL_OFF;
-	base = alloc_ok(s, 4);
-	for (i = 1; i < CS / 16; i++)
-		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	base = fill_order4(s);
 	T_EQ(CL(s, 1)->free_hint, CS);			/* full: none */
 	/* Two holes: the hint goes down to the lower one. */
 	sim_free(s, base + 16 * 9, 16);
@@ -1811,9 +1819,7 @@ static void test_nonfull_scan_from_hint(void)
 	/* Rotational: the lowest hole, whatever was freed last. */
 	s = new_sim(4 * CS, SA_POLICY_GLOBAL, false);
 	s->sd.full = SIM_FULL_OFF;
-	base = alloc_ok(s, 4);
-	for (i = 1; i < CS / 16; i++)
-		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	base = fill_order4(s);
 	sim_free(s, base + 16 * 20, 16);
 	sim_free(s, base + 16 * 9, 16);
 	reads = s->sd.cnt.map_reads;
@@ -3030,9 +3036,7 @@ static void test_fast_owns_filled_cluster(void)
 
 	/* Without the fast path a full cluster keeps no cursor. */
 	s = new_sim(4 * CS, SA_POLICY_PERCPU, false);
-	base = alloc_ok(s, 4);
-	for (i = 1; i < CS / 16; i++)
-		T_EQ(alloc_ok(s, 4), base + 16 * i);
+	base = fill_order4(s);
 	T_EQ(CL(s, base / CS)->cursors, 0);
 	T_EQ(cpu_next(s, 0, 4), 0);
 	expect_valid(s);
