@@ -504,7 +504,12 @@ static void sa_emptied(struct swapalloc_dev *dev, struct swapalloc_cluster *ci)
  *    lock) adds to ->pending_free instead of taking from ->count, which
  *    belongs to the fast path.  ->count is then an upper bound of the slots
  *    in use, which can only make the fast path stop early; it commits only
- *    slots the swap map shows free, under the cluster lock.
+ *    slots the swap map shows free, under the cluster lock.  When nothing
+ *    is free after its position, the fast path folds a range's worth of
+ *    pending frees in itself, under the cluster lock, and goes on from
+ *    the cluster's hint (sa_hint()), which every such free lowered.
+ *  - A cluster the slow path fills up is owned all the same, full
+ *    (sa_keep_full()): its frees then come back to the owner's fast path.
  *  - The owner's slow path gives the cluster back before it does anything
  *    else (sa_unown()): pending frees folded in under both locks, the
  *    cursor moved to where the fast path got to, the cluster back on the
