@@ -761,7 +761,8 @@ static unsigned long sa_alloc_hinted(struct swapalloc_dev *dev,
 	off = sa_alloc_range(dev, ci, hint, 0, order, usage, next);
 	if (!off && hint > start && swapalloc_env_writable(&dev->env))
 		off = sa_alloc_range(dev, ci, start, hint, order, usage, next);
-	if (off)
+	/* A cluster this filled keeps the hint its move to full set. */
+	if (off && ci->count < SA_CLUSTER_SLOTS)
 		sa_set_hint(ci, off + (1U << order));
 	return off;
 }
