@@ -56,10 +56,11 @@
 /*
  * What follows a fast allocation (sa_after_alloc()) waits, per CPU, while
  * the device has at least this much room: two clusters, one for the
- * reclaim's threshold in sa_after_alloc(), one for what other CPUs
- * committed and have not accounted yet (the antifrag placement adds its
- * own SA_PLACE_FREE_MIN).  Below it, that work runs under si->lock after
- * each fast allocation (swapalloc_alloc_fast_after()).
+ * reclaim's threshold in sa_after_alloc(), one for what fast paths,
+ * this one's included, committed and the kernel has not accounted yet
+ * (the antifrag placement adds its own SA_PLACE_FREE_MIN).  Below it,
+ * that work runs under si->lock after each fast allocation
+ * (swapalloc_alloc_fast_after()).
  */
 #define SA_FAST_ROOM	(2 * SA_CLUSTER_SLOTS)
 
@@ -1078,9 +1079,11 @@ static int sa_alloc_cursor_batch(struct swapalloc_dev *dev,
  * the slow path serves the rest, and folds the frees pending in the
  * cluster when it gives the cluster back.
  *
- * What it committed is not accounted yet: the caller calls
- * swapalloc_alloc_fast_done() with the same entries, without si->lock,
- * before it hands them out and before it leaves its RCU read-side section.
+ * What it committed is not counted yet: the caller calls
+ * swapalloc_alloc_fast_done() with the same entries, without si->lock, and
+ * returns every one of them from ->alloc_fast(), whose caller accounts
+ * them in the device's slots in use before it leaves its RCU read-side
+ * section.
  *
  * Context: preemption disabled (the per-CPU cursor), inside
  * rcu_read_lock(): swapoff and the unbind clear what
@@ -1162,22 +1165,23 @@ out:
 }
 
 /**
- * swapalloc_alloc_fast_done() - account what swapalloc_alloc_fast() committed
+ * swapalloc_alloc_fast_done() - count what swapalloc_alloc_fast() committed
  * @dev: the device, si->lock not held
  * @order: as passed to swapalloc_alloc_fast()
  * @n: the entries it returned
  * @slots: those entries
  *
- * Adds the entries to the device's slots in use (swapalloc_env_account(),
- * an atomic add in the kernel) and to this CPU's counts, all without
- * si->lock.  The work after an allocation (sa_after_alloc(): the reclaim
- * of a device nearly exhausted, its back-off, the antifrag placement's
- * watch of the room) is under si->lock; this CPU's slots wait for it in
- * ->after_pending until the caller runs swapalloc_alloc_fast_after(),
- * which this asks for when the device is short of room (below
- * SA_FAST_ROOM, plus SA_PLACE_FREE_MIN with antifrag) and, with antifrag,
- * once a cluster's worth waits: its window of allocated slots and its
- * low-water mark of free slots are then at most that late.
+ * Adds the entries to this CPU's counts, without si->lock; the device's
+ * slots in use are the kernel's to account (get_swap_pages(), one atomic
+ * add for what ->alloc_fast() returns).  The work after an allocation
+ * (sa_after_alloc(): the reclaim of a device nearly exhausted, its
+ * back-off, the antifrag placement's watch of the room) is under
+ * si->lock; this CPU's slots wait for it in ->after_pending until the
+ * caller runs swapalloc_alloc_fast_after(), which this asks for when the
+ * device is short of room (below SA_FAST_ROOM, plus SA_PLACE_FREE_MIN with
+ * antifrag) and, with antifrag, once a cluster's worth waits: its window
+ * of allocated slots and its low-water mark of free slots are then at
+ * most that late.
  *
  * Context: preemption disabled (this CPU's counts), as for
  * swapalloc_alloc_fast().
@@ -1187,24 +1191,12 @@ out:
 bool swapalloc_alloc_fast_done(struct swapalloc_dev *dev, int order, int n,
 			       const swp_entry_t *slots)
 {
-	unsigned long off, room = SA_FAST_ROOM, size = 1UL << order;
+	unsigned long room = SA_FAST_ROOM;
 	struct swapalloc_cursor *cur;
-	int i, j;
+	int i;
 
 	if (n <= 0)
 		return false;
-	/*
-	 * One call per run of adjacent entries, not one per entry: each
-	 * call is exported and checks its range in the swap map again.  A
-	 * refill from a cluster the CPU had to itself is a single run.
-	 */
-	for (i = 0; i < n; i = j) {
-		off = swp_offset(slots[i]);
-		j = i + 1;
-		while (j < n && swp_offset(slots[j]) == off + (j - i) * size)
-			j++;
-		swapalloc_env_account(&dev->env, off, (j - i) * size);
-	}
 	for (i = 0; i < n; i++)
 		trace_swapalloc_alloc(dev, order, swp_offset(slots[i]),
 				      SA_SRC_CURSOR);

@@ -24,8 +24,9 @@
  * si->lock and the cluster lock, so either one is enough to read it; every
  * other field stays under si->lock, and ->order does not change while the
  * cluster is owned.  What it hands out, swapalloc_alloc_fast_done()
- * accounts without si->lock too: in the device's slots in use, which the
- * environment keeps atomic, and in the CPU's own count of fast entries.
+ * counts without si->lock too, in the CPU's own count of fast entries;
+ * the environment's caller accounts it in the device's slots in use,
+ * which it keeps atomic.
  * See "Owned clusters" in module/core.c.
  */
 #ifndef _SWAPALLOC_CORE_H

@@ -93,9 +93,10 @@ static inline bool swapalloc_env_live(struct swapalloc_env *env)
 /*
  * The commit of the fast path: swap_alloc_commit_batch() under the cluster
  * lock the caller holds (swapalloc_env_lock_cluster()), without si->lock
- * and without the accounting, which swapalloc_env_account() does
- * afterwards, with neither lock held.  Commits nothing once swapoff or an
- * unbind has begun; both wait for the fast path with synchronize_rcu().
+ * and without the accounting: get_swap_pages() accounts what ->alloc_fast()
+ * returns, which must be everything committed here.  Commits nothing once
+ * swapoff or an unbind has begun; both wait for the fast path with
+ * synchronize_rcu().
  */
 static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 					    unsigned long start, unsigned long end,
@@ -104,17 +105,6 @@ static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 {
 	return swap_alloc_commit_fast(env->si, start, end, order, usage, nr,
 				      slots);
-}
-
-/*
- * swap_range_alloc() of a range the fast path committed, without si->lock:
- * an atomic add to inuse_pages, and si->lock only when the add fills the
- * device.
- */
-static inline void swapalloc_env_account(struct swapalloc_env *env,
-					 unsigned long offset, unsigned long nr)
-{
-	swap_alloc_account(env->si, offset, nr);
 }
 
 static inline bool swapalloc_env_swap_full(struct swapalloc_env *env)

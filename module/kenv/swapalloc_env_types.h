@@ -16,8 +16,8 @@
 #include <linux/workqueue.h>
 
 /* Kbuild stops earlier, with the fix, when the kernel has no hook at all. */
-#if SWAP_ALLOC_API_VERSION != 9
-#error "swapalloc: kernel swap_alloc hook is not version 8; apply this release's patches/"
+#if SWAP_ALLOC_API_VERSION != 10
+#error "swapalloc: kernel swap_alloc hook is not version 10; apply this release's patches/"
 #endif
 
 #ifdef CONFIG_THP_SWAP

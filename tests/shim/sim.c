@@ -183,6 +183,8 @@ int sim_alloc_fast(struct sim *s, int order, unsigned char usage, int nr,
 		swapalloc_alloc_fast_after(&s->dev);
 		sim_unlock(&s->sd);
 	}
+	/* And as get_swap_pages() once it returns. */
+	sim_account_fast(&s->dev.env, order, n, slots);
 	return n;
 }
 

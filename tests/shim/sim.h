@@ -45,8 +45,10 @@ static inline void sim_set_cpu(int cpu)
 /* The core's entry points, each under the simulated lock. */
 unsigned long sim_alloc(struct sim *s, int order, unsigned char usage);
 /*
- * swapalloc_alloc_fast() without the lock, then, if it got any, the lock
- * once for swapalloc_alloc_fast_done(): what the kernel's caller does.
+ * swapalloc_alloc_fast() and swapalloc_alloc_fast_done() without the lock,
+ * the lock once for swapalloc_alloc_fast_after() when asked, then the
+ * kernel's accounting (sim_account_fast()): what ->alloc_fast() and
+ * get_swap_pages() do.
  */
 int sim_alloc_fast(struct sim *s, int order, unsigned char usage, int nr,
 		   swp_entry_t *slots);

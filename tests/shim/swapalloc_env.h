@@ -228,8 +228,8 @@ static inline bool swapalloc_env_live(struct swapalloc_env *env)
 /*
  * The fast path's commit: swap_alloc_commit_batch() under the cluster
  * lock the caller holds, without the device lock and without the
- * accounting (swapalloc_env_account() does that later, without the device
- * lock too).  Its counters are atomic, as it runs beside everything else.
+ * accounting (the kernel's caller of ->alloc_fast() does that later,
+ * without the device lock too: sim_account_fast()).  Its counters are atomic, as it runs beside everything else.
  */
 static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 					    unsigned long start, unsigned long end,
@@ -269,31 +269,41 @@ static inline int swapalloc_env_commit_fast(struct swapalloc_env *env,
 }
 
 /*
- * swap_alloc_account() of a range the fast path committed: inuse, with an
- * atomic add and without the device lock, which the kernel's takes only
- * when the add fills the device.
+ * What the kernel's get_swap_pages() does with the @n entries of order
+ * @order that ->alloc_fast() returned (swap_alloc_account_fast()): add
+ * them to inuse with an atomic add, without the device lock.  The
+ * simulator checks, as a CONFIG_DEBUG_VM kernel does, that each was
+ * committed; its check of the lists (sim_check()) that every slot the
+ * fast path committed was accounted once.
  */
-static inline void swapalloc_env_account(struct swapalloc_env *env,
-					 unsigned long offset, unsigned long nr)
+static inline void sim_account_fast(struct swapalloc_env *env, int order,
+				    int n, const swp_entry_t *slots)
 {
 	struct sim_dev *sd = env->sim;
-	unsigned long i;
+	unsigned long size = 1UL << order, off, i;
+	int k;
 
+	if (n <= 0)
+		return;
 #ifndef SIM_THREADS
 	/* lockdep_assert_not_held(); with threads ->locked is another's. */
 	if (sd->locked)
-		sim_violation(sd, "swapalloc_env_account() called with the device lock held");
+		sim_violation(sd, "fast path accounted with the device lock held");
 #endif
-	if (!sim_range_ok(sd, offset, nr)) {
-		sim_violation(sd, "account of %lu+%lu: bad range", offset, nr);
-		return;
+	for (k = 0; k < n; k++) {
+		off = swp_offset(slots[k]);
+		if (!sim_range_ok(sd, off, size)) {
+			sim_violation(sd, "account of %lu+%lu: bad range", off, size);
+			return;
+		}
+		for (i = off; i < off + size; i++)
+			if (!sd->swap_map[i] || sd->swap_map[i] == SWAP_MAP_BAD)
+				sim_violation(sd, "account of slot %lu, not committed (%#x)",
+					      i, sd->swap_map[i]);
 	}
-	for (i = offset; i < offset + nr; i++)
-		if (!sd->swap_map[i] || sd->swap_map[i] == SWAP_MAP_BAD)
-			sim_violation(sd, "account of slot %lu, not committed (%#x)",
-				      i, sd->swap_map[i]);
-	sim_inuse_add(sd, nr);
-	__atomic_fetch_add(&sd->cnt.accounted, nr, __ATOMIC_RELAXED);
+	sim_inuse_add(sd, (unsigned long)n * size);
+	__atomic_fetch_add(&sd->cnt.accounted, (unsigned long)n * size,
+			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sd->cnt.accounts, 1, __ATOMIC_RELAXED);
 }
 

@@ -60,7 +60,7 @@ struct sim_counters {
 	unsigned long fast_batches;	/* swapalloc_env_commit_fast() calls */
 	unsigned long fast_committed;	/* slots they committed */
 	unsigned long accounted;	/* slots swapalloc_env_account() took */
-	unsigned long accounts;		/* swapalloc_env_account() calls */
+	unsigned long accounts;		/* sim_account_fast() calls */
 	unsigned long fast_frees;	/* final frees passed to swapalloc_free_fast() */
 	unsigned long fast_freed;	/* slots they covered */
 };
@@ -137,7 +137,7 @@ struct sim_dev {
 
 /*
  * si->inuse_pages is an atomic in the kernel: the fast path accounts
- * without the device lock (swapalloc_env_account()).  Every access to
+ * without the device lock (sim_account_fast()).  Every access to
  * ->inuse goes through these, so that ThreadSanitizer sees atomics.
  */
 static inline unsigned long sim_inuse(struct sim_dev *sd)

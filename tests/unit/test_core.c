@@ -2822,10 +2822,12 @@ static void test_fast_owned_cluster_leaves_lists(void)
 		T_EQ(swp_offset(e[i]), off + 1 + i);
 	T_EQ(s->sd.inuse, inuse);		/* not accounted yet */
 	T_EQ(s->sd.cnt.fast_committed, 8);
-	/* Accounted without the lock, and nothing asked of it: room enough. */
+	/* Counted without the lock, and nothing asked of it: room enough. */
 	T_ASSERT(!swapalloc_alloc_fast_done(&s->dev, 0, 8, e));
+	T_EQ(s->sd.inuse, inuse);		/* the kernel's to account */
+	sim_account_fast(&s->dev.env, 0, 8, e);
 	T_EQ(s->sd.inuse, inuse + 8);
-	T_EQ(s->sd.cnt.accounts, 1);		/* one run, one call */
+	T_EQ(s->sd.cnt.accounts, 1);
 	T_EQ(swapalloc_fast_entries(&s->dev), 8);
 	swapalloc_read_stats(&s->dev, &st);
 	T_EQ(st.order[0].src[SA_SRC_CURSOR], s->dev.stats.order[0].src[SA_SRC_CURSOR] + 8);
@@ -2876,6 +2878,7 @@ static void test_fast_done_asks_lock(void)
 	T_ASSERT(swapalloc_env_free_slots(&s->dev.env) < 2 * CS);
 	T_EQ(swapalloc_alloc_fast(&s->dev, 0, 1, 4, e), 4);
 	T_ASSERT(swapalloc_alloc_fast_done(&s->dev, 0, 4, e));
+	sim_account_fast(&s->dev.env, 0, 4, e);
 	sim_lock(&s->sd);
 	swapalloc_alloc_fast_after(&s->dev);
 	sim_unlock(&s->sd);
@@ -2896,6 +2899,7 @@ static void test_fast_done_asks_lock(void)
 			continue;
 		}
 		asked = swapalloc_alloc_fast_done(&s->dev, 0, n, e);
+		sim_account_fast(&s->dev.env, 0, n, e);
 		T_ASSERT(asked == (cur->after_pending >= CS));
 	}
 	T_ASSERT(asked);

@@ -8,8 +8,9 @@
  *    slot-cache refills through swapalloc_alloc_batch()) and of order 4,
  *    and free some of them again.  On devices with ->fast set they try
  *    swapalloc_alloc_fast() first, without the lock, inside the read side
- *    of the bind lock (the kernel's rcu_read_lock()), and account what it
- *    got without the lock (swapalloc_alloc_fast_done()); then they take
+ *    of the bind lock (the kernel's rcu_read_lock()), and count and
+ *    account what it got without the lock (swapalloc_alloc_fast_done(),
+ *    then the kernel's accounting, sim_account_fast()); then they take
  *    the lock for what is left, if anything, and ask the slow path;
  *  - a swap-cache thread takes entries and leaves them in the swap cache
  *    only, so that the allocators' reclaim, forced reclaim and the
@@ -191,8 +192,10 @@ static int alloc_some(struct thread *t, int order, unsigned char usage,
 	n = swapalloc_alloc_fast(&r->s.dev, order, usage, want, slots);
 	if (n)
 		__atomic_fetch_add(&r->fast, n, __ATOMIC_RELAXED);
-	/* Accounted without the lock; served whole, the lock is not taken. */
+	/* Counted and accounted without the lock (the kernel accounts). */
 	after = swapalloc_alloc_fast_done(&r->s.dev, order, n, slots);
+	sim_account_fast(&r->s.dev.env, order, n, slots);
+	/* Served whole, the lock is not taken. */
 	if (n == want && !after)
 		goto out;
 	sim_lock(&r->s.sd);
