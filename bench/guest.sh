@@ -79,7 +79,7 @@ hdr thp-runs.tsv boot case allocator mode iterations seconds
 hdr seq.tsv boot case allocator mode writes runs written_kib max_run_kib
 hdr cost.tsv boot allocator order workers count sum_ns
 hdr cost-hist.tsv boot allocator order workers bucket_ns count
-hdr cost-direct.tsv boot allocator order workers median_ns mean_ns entries free_median_ns free_mean_ns
+hdr cost-direct.tsv boot allocator order workers median_ns mean_ns entries free_median_ns free_mean_ns clock_ns net_median_ns
 hdr tput.tsv boot case allocator folio workers bytes out_s in_s fallback_pct resident_pct
 
 {
@@ -464,7 +464,9 @@ cost_case() {
 # (bench/kmod) calls get_swap_pages() from kernel threads, one per worker
 # and CPU, BENCH_DIRECT_CALLS times each, and times every call with
 # ktime_get_ns(); the entries of its last 64 calls stay allocated, older
-# ones go back slot by slot, each such free timed apart.  4K (order 0, 64
+# ones go back slot by slot, each such free timed apart.  It also times
+# empty regions, the clock's own cost (clock_ns), and takes that off each
+# call (net_median_ns).  4K (order 0, 64
 # entries a call, a slot cache refill) and 64K (order 4, one a call), on
 # 512 MiB zram.
 cost_direct_case() {
@@ -482,7 +484,8 @@ cost_direct_case() {
 				fi
 				p=/sys/module/sa_costbench/parameters
 				r=("$(cat $p/median_ns)" "$(cat $p/mean_ns)" "$(cat $p/entries)"
-				   "$(cat $p/free_median_ns)" "$(cat $p/free_mean_ns)")
+				   "$(cat $p/free_median_ns)" "$(cat $p/free_mean_ns)"
+				   "$(cat $p/clock_ns)" "$(cat $p/net_median_ns)")
 				rmmod sa_costbench
 				if [ "${r[2]}" -gt 0 ] && [ "${r[0]}" -gt 0 ]; then
 					row cost-direct.tsv "$boot" "$a" "$o" "$w" "${r[@]}"

@@ -212,17 +212,28 @@ def analyse(d):
     dmed = collections.defaultdict(lambda: collections.defaultdict(list))
     dmean = collections.defaultdict(lambda: collections.defaultdict(list))
     fmed = collections.defaultdict(lambda: collections.defaultdict(list))
+    dnet = collections.defaultdict(lambda: collections.defaultdict(list))
+    dclk = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in tsv["cost-direct"]:
         k = (int(r["order"]), int(r["workers"]))
         dmed[k][r["allocator"]].append(int(r["median_ns"]))
         dmean[k][r["allocator"]].append(int(r["mean_ns"]))
         if r.get("free_median_ns"):
             fmed[k][r["allocator"]].append(int(r["free_median_ns"]))
+        # Runs before sa_costbench timed its clock have no such columns.
+        if r.get("net_median_ns"):
+            dnet[k][r["allocator"]].append(int(r["net_median_ns"]))
+            dclk[k][r["allocator"]].append(int(r["clock_ns"]))
     for k in sorted(dmed):
         figs.append(figure("alloc_direct_ns", {"order": k[0], "workers": k[1]}, "ns per entry, median of the calls",
                            dmed[k], allocs=allocs))
         figs.append(figure("alloc_direct_mean_ns", {"order": k[0], "workers": k[1]}, "ns per entry, mean",
                            dmean[k], allocs=allocs))
+        if k in dnet:
+            figs.append(figure("alloc_direct_net_ns", {"order": k[0], "workers": k[1]},
+                               "ns per entry less the clock's own cost, median of the calls", dnet[k], allocs=allocs))
+            figs.append(figure("direct_clock_ns", {"order": k[0], "workers": k[1]},
+                               "ns of an empty timed region, median", dclk[k], allocs=allocs))
         if k in fmed:
             figs.append(figure("free_direct_ns", {"order": k[0], "workers": k[1]},
                                "ns per entry given back, median of the frees", fmed[k], allocs=allocs))
@@ -442,11 +453,13 @@ def tables(meta, figs, allocs=ALLOCS):
                    "kernel threads, one per worker and CPU, call `get_swap_pages()` %s times each, every call "
                    "timed with `ktime_get_ns()`, the entries of the last 64 calls kept and older ones given "
                    "back, each such free timed apart; 512 MiB zram; %s kernel).  Median of the calls, the "
-                   "mean, and the median of the frees:\n"
+                   "same less what timing a call costs by itself (the median of 1024 empty timed regions, "
+                   "each thread's own; the clock row), the mean, and the median of the frees:\n"
                    % (meta.get("direct_calls", "?"), meta.get("flavor", "?")))
         out.append("| order | workers | figure " + hdr)
         out.append(sep(3))
-        for kind, what in (("alloc_direct_ns", "median"), ("alloc_direct_mean_ns", "mean"),
+        for kind, what in (("alloc_direct_ns", "median"), ("alloc_direct_net_ns", "median less clock"),
+                           ("direct_clock_ns", "clock"), ("alloc_direct_mean_ns", "mean"),
                            ("free_direct_ns", "free, median")):
             for f in by[kind]:
                 out.append("| %d | %d | %s | %s |" % (f["order"], f["workers"], what, cells(f, allocs)))
@@ -734,7 +747,8 @@ def report(d):
 
 
 # Figures README's results section shows; the rest are named by KIND_NAMES.
-README_KINDS = ("thp_fallback", "alloc_ns", "alloc_direct_ns", "alloc_direct_mean_ns", "free_direct_ns")
+README_KINDS = ("thp_fallback", "alloc_ns", "alloc_direct_ns", "alloc_direct_net_ns", "direct_clock_ns",
+                "alloc_direct_mean_ns", "free_direct_ns")
 KIND_NAMES = {
     "write_run": "swap write runs on rotational disks",
     "write_run_max": "swap write runs on rotational disks",

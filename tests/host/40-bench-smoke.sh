@@ -114,11 +114,15 @@ for o in (0, 4):
 drows = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "raw", "cost-direct.tsv"))][1:]
 check(len(drows) == 16, "raw/cost-direct.tsv: 4 allocators x 2 orders x 2 thread counts (%d rows)" % len(drows))
 for r in drows:
-    o, w, med, mean, n, fmed, fmean = (int(x) for x in r[2:9])
+    o, w, med, mean, n, fmed, fmean, clk, net = (int(x) for x in r[2:11])
     lo, hi = calls * w, calls * w * (1 if o else 64)
     check(lo <= n <= hi and med > 0 and mean > 0 and fmed > 0 and fmean > 0,
           "cost-direct %s order %d x%d: %d entries in %d..%d, median %d, mean %d ns; frees %d, %d ns"
           % (r[1], o, w, n, lo, hi, med, mean, fmed, fmean))
+    # The clock's cost comes off each call, so the net median is below the
+    # median by about it (per entry: by a 64th of it at order 0).
+    check(clk > 0 and net < med and med - net <= clk,
+          "cost-direct %s order %d x%d: clock %d ns, median %d, less the clock %d" % (r[1], o, w, clk, med, net))
 check("**Allocation cost without probes**" in open(os.path.join(d, "report.md")).read(), "report.md has the direct cost table")
 
 rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
