@@ -59,7 +59,7 @@ struct sim_counters {
 	/* The fast path's, without the device lock: atomic. */
 	unsigned long fast_batches;	/* swapalloc_env_commit_fast() calls */
 	unsigned long fast_committed;	/* slots they committed */
-	unsigned long accounted;	/* slots swapalloc_env_account() took */
+	unsigned long accounted;	/* slots sim_account_fast() took */
 	unsigned long accounts;		/* sim_account_fast() calls */
 	unsigned long fast_frees;	/* final frees passed to swapalloc_free_fast() */
 	unsigned long fast_freed;	/* slots they covered */
