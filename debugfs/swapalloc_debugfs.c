@@ -228,6 +228,26 @@ static void swapalloc_clusters_row(struct seq_file *m, enum swapalloc_list list,
 }
 
 /*
+ * The owned clusters of @order (the fast path's, one per CPU and order
+ * at most): their count and pending frees change under their cluster
+ * locks alone, so they are read racily, as a statistic.
+ */
+static void swapalloc_owned_row(struct seq_file *m, struct swapalloc_dev *dev, int order)
+{
+	struct swapalloc_cluster *ci;
+	unsigned long free = 0;
+	unsigned int nr = 0;
+
+	list_for_each_entry(ci, &dev->owned, node) {
+		if (ci->order != order)
+			continue;
+		nr++;
+		free += SA_CLUSTER_SLOTS - data_race(ci->count) + data_race(ci->pending_free);
+	}
+	seq_printf(m, "%s %d %u %lu\n", swapalloc_list_name(SA_LIST_OWNED), order, nr, free);
+}
+
+/*
  * One row per list: the per-order lists once per order, the others with
  * order "-"; free is the free slots of the list's clusters, as free in
  * `devices`.  The clusters column adds up to the device's row there.
@@ -258,6 +278,8 @@ static int swapalloc_clusters_show(struct seq_file *m, void *v)
 		swapalloc_clusters_row(m, SA_LIST_FRAG, o, dev->nr_frag[o], &dev->frag[o]);
 	swapalloc_clusters_row(m, SA_LIST_FULL, -1, dev->nr_full, &dev->full);
 	swapalloc_clusters_row(m, SA_LIST_DISCARD, -1, dev->nr_discard, &dev->discard);
+	for (o = 0; o < SA_NR_ORDERS; o++)
+		swapalloc_owned_row(m, dev, o);
 	spin_unlock(&si->lock);
 	return 0;
 }
