@@ -109,8 +109,10 @@ use() {
 	swapalloc-global) args=(policy=global) ;;
 	swapalloc-fast) args=(fast=1) ;;
 	swapalloc-antifrag-fast) args=(placement=antifrag fast=1) ;;
+	swapalloc-locked) args=(fast=0) ;;
+	swapalloc-antifrag-locked) args=(placement=antifrag fast=0) ;;
 	swapalloc-nostats) k=$ko_nostats ;;
-	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-fast swapalloc-antifrag-fast swapalloc-nostats)"; return 1 ;;
+	*) fail "allocator $1" "unknown (builtin swapalloc swapalloc-antifrag swapalloc-percpu swapalloc-global swapalloc-fast swapalloc-antifrag-fast swapalloc-locked swapalloc-antifrag-locked swapalloc-nostats)"; return 1 ;;
 	esac
 	[ "$loaded" != "$1" ] || return 0
 	if [ "$loaded" != builtin ]; then
@@ -165,20 +167,26 @@ stats_ok() {
 	fast_ok "$@"
 }
 
-# fast_ok ALLOC DEV CASE: the fast path served the allocations of
-# swapalloc-fast and swapalloc-antifrag-fast on a device with per-CPU
-# cursors, and stayed off for every other swapalloc allocator (debugfs
+# fast_ok ALLOC DEV CASE: the fast path (on by default) served the
+# allocations of every swapalloc allocator but the -locked ones on a
+# device with per-CPU cursors, and stayed off for those (debugfs
 # DEV/fast: enabled, entries).
 fast_ok() {
-	local f=$dbg/${2##*/}/fast on n cur fast=0
+	local f=$dbg/${2##*/}/fast on n cur fast=1
 	[ -f "$f" ] || return 0
 	read -r on n _ <<<"$(sed -n 2p "$f")"
 	cur=$(awk -v d="${2##*/}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$1 == d { print $c["cursors"] }' "$dbg/devices")
-	case $1 in *-fast) fast=1 ;; esac
+	case $1 in *-locked) fast=0 ;; esac
 	if [ $fast = 1 ] && [ "$cur" = percpu ]; then
-		[ "$on" = yes ] && [ "$n" -gt 0 ] ||
-			fail "$3 $1: fast path served" "enabled $on, $n entries"
+		# swapalloc-nostats counts nothing, its fast path's entries neither.
+		if [ "$1" = swapalloc-nostats ]; then
+			[ "$on" = yes ] && [ "$n" = 0 ] ||
+				fail "$3 $1: fast path on, nothing counted" "enabled $on, $n entries"
+		else
+			[ "$on" = yes ] && [ "$n" -gt 0 ] ||
+				fail "$3 $1: fast path served" "enabled $on, $n entries"
+		fi
 	elif [ $fast = 0 ]; then
 		[ "$on" = no ] || fail "$3 $1: fast path off" "enabled $on, $n entries"
 	fi

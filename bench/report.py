@@ -37,17 +37,20 @@ ALLOCS = ("builtin", "swapalloc")
 # other name in the data comes after them); what the report says they are.
 ALLOC_ORDER = ["builtin", "swapalloc", "swapalloc-antifrag", "swapalloc-percpu",
                "swapalloc-global", "swapalloc-fast", "swapalloc-antifrag-fast",
-               "swapalloc-nostats"]
+               "swapalloc-locked", "swapalloc-antifrag-locked", "swapalloc-nostats"]
 ALLOC_WHAT = {"swapalloc-antifrag": "swapalloc.ko loaded with `placement=antifrag`",
               "swapalloc-percpu": "swapalloc.ko loaded with `policy=percpu` (per-CPU clusters on every device)",
               "swapalloc-global": "swapalloc.ko loaded with `policy=global` (one global cluster per device)",
               "swapalloc-fast": "swapalloc.ko loaded with `fast=1` (per-CPU clusters allocated from without `si->lock`)",
               "swapalloc-antifrag-fast": "swapalloc.ko loaded with `placement=antifrag fast=1`",
+              "swapalloc-locked": "swapalloc.ko loaded with `fast=0` (every allocation under `si->lock`)",
+              "swapalloc-antifrag-locked": "swapalloc.ko loaded with `placement=antifrag fast=0`",
               "swapalloc-nostats": "swapalloc.ko built with `SWAPALLOC_NO_STATS=y` (statistics counters compiled out)"}
 # Plot colours per allocator in column order: line, band.
 COLOURS = [("#ca0020", "#f4a582"), ("#0571b0", "#92c5de"), ("#008837", "#a6dba0"),
            ("#7b3294", "#c2a5cf"), ("#e66101", "#fdb863"), ("#a6611a", "#dfc27d"),
-           ("#404040", "#bababa"), ("#018571", "#80cdc1")]
+           ("#404040", "#bababa"), ("#018571", "#80cdc1"), ("#d01c8b", "#f1b6da"),
+           ("#4dac26", "#b8e186")]
 MODE_FLAGS = {"a": "-a", "none": "none", "as": "-a -s", "s": "-s"}
 MODE_ORDER = ["a", "none", "as", "s"]
 CASES = {

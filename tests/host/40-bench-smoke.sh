@@ -6,9 +6,11 @@
 # on the 64 MiB rotational disk, mode -a, 2 iterations, sequentiality.bt
 # watching; cost-direct, sa_costbench.ko's 256 timed get_swap_pages()
 # calls per thread, 4K and 64K, 1 and 2 threads) with builtin, swapalloc,
-# swapalloc-antifrag and
-# swapalloc-nostats (the SWAPALLOC_NO_STATS=y build; bench/guest.sh fails
-# its run if it counted anything), into a scratch results directory.
+# swapalloc-antifrag, swapalloc-locked (fast=0; bench/guest.sh fails its
+# run if the fast path served it, or did not serve the others on per-CPU
+# devices) and swapalloc-nostats (the SWAPALLOC_NO_STATS=y build;
+# bench/guest.sh fails its run if it counted anything), into a scratch
+# results directory.
 # Asserts that the report, the JSON and the plots are produced and that
 # the figures parse and agree: builtin 100 % fallback there, swapalloc and
 # swapalloc-nostats far below, swapalloc-antifrag a percentage with its
@@ -42,7 +44,7 @@ else
 	rc=0
 	env -u BENCH_RESULTS BENCH_BOOTS=1 BENCH_ITER=2 BENCH_MODES=a BENCH_CASES="thp-rot64 cost-direct" \
 		BENCH_DIRECT_CALLS=256 \
-		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag swapalloc-nostats" \
+		BENCH_ALLOCATORS="builtin swapalloc swapalloc-antifrag swapalloc-locked swapalloc-nostats" \
 		BENCH_LABEL="make check smoke run" SWAPALLOC_KERNEL_TREE=$tree \
 		"$top/bench/run" > "$res/run.log" 2>&1 || rc=$?
 	cat "$res/run.log"
@@ -79,7 +81,8 @@ for k in ("release", "flavor", "commit", "accel", "vcpus", "date"):
 check(not j["failures"], "no failures: %s" % j["failures"])
 AF = "swapalloc-antifrag"
 NS = "swapalloc-nostats"
-check(j.get("allocators") == ["builtin", "swapalloc", AF, NS], "allocators listed (%s)" % j.get("allocators"))
+LK = "swapalloc-locked"
+check(j.get("allocators") == ["builtin", "swapalloc", AF, LK, NS], "allocators listed (%s)" % j.get("allocators"))
 
 figs = {(f["kind"], f.get("case"), f.get("mode")): f for f in j["figures"]}
 f = figs.get(("thp_fallback", "thp-rot64", "a"))
@@ -100,10 +103,10 @@ if f:
     check(ns and ns["n"] == 1 and 0 <= ns["median"] < 50,
           "%s (statistics compiled out) far below builtin too (%s)" % (NS, ns and ns["median"]))
 w = figs.get(("write_run", "thp-rot64", "a"))
-check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc", AF, NS)),
+check(w and all(w.get(a) and w[a]["median"] > 0 for a in ("builtin", "swapalloc", AF, LK, NS)),
       "mean write run, every allocator (sequentiality.bt)")
 
-ALL = ["builtin", "swapalloc", AF, NS]
+ALL = ["builtin", "swapalloc", AF, LK, NS]
 calls = int(j["meta"].get("direct_calls", 0))
 check(calls == 256, "meta has direct_calls 256 (%s)" % calls)
 for o in (0, 4):
@@ -112,7 +115,7 @@ for o in (0, 4):
         check(len(f) == 1 and all(f[0].get(a) and f[0][a]["n"] == 1 and f[0][a]["median"] > 0 for a in ALL),
               "direct cost, order %d, %d thread(s): a median for every allocator" % (o, w))
 drows = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "raw", "cost-direct.tsv"))][1:]
-check(len(drows) == 16, "raw/cost-direct.tsv: 4 allocators x 2 orders x 2 thread counts (%d rows)" % len(drows))
+check(len(drows) == 20, "raw/cost-direct.tsv: 5 allocators x 2 orders x 2 thread counts (%d rows)" % len(drows))
 for r in drows:
     o, w, med, mean, n, fmed, fmean, clk, net = (int(x) for x in r[2:11])
     lo, hi = calls * w, calls * w * (1 if o else 64)
@@ -126,8 +129,8 @@ for r in drows:
 check("**Allocation cost without probes**" in open(os.path.join(d, "report.md")).read(), "report.md has the direct cost table")
 
 rows = [l.split("\t") for l in open(os.path.join(d, "raw", "thp.tsv"))][1:]
-check(len(rows) == 8 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 4 x 2 iterations, percentages")
-check(sorted(set(r[2] for r in rows)) == ["builtin", "swapalloc", AF, NS], "raw/thp.tsv: allocators named")
+check(len(rows) == 10 and all(0 <= float(r[5]) <= 100 for r in rows), "raw/thp.tsv: 5 x 2 iterations, percentages")
+check(sorted(set(r[2] for r in rows)) == sorted(["builtin", "swapalloc", AF, LK, NS]), "raw/thp.tsv: allocators named")
 
 rep = open(os.path.join(d, "report.md")).read()
 check("| 64 MiB rotational virtio disk | `-a` | 100.00 (n=1) |" in rep, "report.md table row with the builtin figure")
