@@ -153,13 +153,14 @@ MODULE_PARM_DESC(placement, "default (upstream's order of preference) or antifra
 
 /*
  * fast=: allocate from each CPU's owned cluster without si->lock
- * (->alloc_fast(), swapalloc_alloc_fast()) on per-CPU devices.  Read at
- * load only: the hook waits for the fast path at swapoff and unbind only
- * when the ops have ->alloc_fast(), so it is set once, before registering.
+ * (->alloc_fast(), swapalloc_alloc_fast()) on per-CPU devices; fast=0
+ * takes every allocation under si->lock, as 6.12 does.  Read at load
+ * only: the hook waits for the fast path at swapoff and unbind only when
+ * the ops have ->alloc_fast(), so it is set once, before registering.
  */
-static bool swapalloc_param_fast;
+static bool swapalloc_param_fast = true;
 module_param_named(fast, swapalloc_param_fast, bool, 0444);
-MODULE_PARM_DESC(fast, "Experimental: per-CPU devices allocate from each CPU's own cluster without the device lock (default: off)");
+MODULE_PARM_DESC(fast, "Per-CPU devices allocate from each CPU's own cluster without the device lock (default: on; 0 takes the device lock for every allocation)");
 
 /**
  * swapalloc_device_name() - the name users know a swap device by
@@ -525,7 +526,7 @@ static int __init swapalloc_init(void)
 		return err;
 	}
 	pr_info("version %s loaded%s\n", SWAPALLOC_VERSION,
-		swapalloc_param_fast ? ", fast path on" : "");
+		swapalloc_param_fast ? "" : ", fast path off");
 	swapalloc_report_unbound();
 	return 0;
 }

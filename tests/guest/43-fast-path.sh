@@ -6,13 +6,14 @@
 # rcu_read_lock(); swapoff and the unbind wait for it with
 # synchronize_rcu().
 #
-# fast=: a bad value is refused (insmod fails, nothing loaded); the
-# default leaves it off (parameter N, `fast` table says no).
+# fast=: a bad value is refused (insmod fails, nothing loaded); fast=0
+# turns it off (parameter N, `fast` table says no), and the disk's data
+# still reads back through the locked path.
 #
-# data: with fast=1 on a zram device and a non-rotational disk (the SSD
-# case), swapverify runs in a 64M memory cgroup on each in turn (the
-# other swapped off); its data reads back, the fast path handed out
-# entries (`fast` table), sa_check is ok.
+# data: with the default (fast on: parameter Y) on a zram device and a
+# non-rotational disk (the SSD case), swapverify runs in a 64M memory
+# cgroup on each in turn (the other swapped off); its data reads back,
+# the fast path handed out entries (`fast` table), sa_check is ok.
 #
 # clean before free: tests/kmod/sa_free_probe.ko counts the slots
 # swapalloc's ->free() hears of while their zeromap bit is still set,
@@ -49,6 +50,9 @@
 # bound and not yet cleared the map nor called ->free_fast(), across an
 # unbind: the unbind must wait for it with synchronize_rcu() before it
 # rebuilds the builtin state and frees the module's.
+#
+# The holds of swapoff and the unbind run again with the disk's policy
+# antifrag (the antifrag placement on the fast path).
 #
 # rmmod under the writer: the module goes with the writer running on the
 # zram device; the writer's data still reads back.
@@ -155,7 +159,7 @@ free_probe() {
 	echo "$frees $unclean $large $fast"
 }
 
-# --- fast=: bad values refused, off by default
+# --- fast=: bad values refused, fast=0 turns it off
 if insmod "$ko" fast=maybe 2>/tmp/insmod.err; then
 	fail "fast=maybe refused" "insmod succeeded"
 	rmmod swapalloc
@@ -164,11 +168,16 @@ else
 		pass "fast=maybe refused ($(tr '\n' ' ' < /tmp/insmod.err))"
 fi
 swapon "$D" || { fail "swapon $D"; finish; }
-must insmod "$ko" || finish
+must insmod "$ko" fast=0 || finish
 p=$(cat /sys/module/swapalloc/parameters/fast)
 e=$(fast_col "$dn" enabled)
-[ "$p" = N ] && [ "$e" = no ] && pass "fast off by default" ||
-	fail "fast off by default" "parameter $p, enabled $e"
+[ "$p" = N ] && [ "$e" = no ] && pass "fast=0 turns the fast path off" ||
+	fail "fast=0 turns the fast path off" "parameter $p, enabled $e"
+verify_run "fast off: $dn" 64M
+f=$(fast_col "$dn" entries)
+[ "${f:-0}" = 0 ] && pass "fast off: $dn handed out nothing without si->lock" ||
+	fail "fast off: $dn handed out nothing without si->lock" "entries ${f:-none}"
+check_dev "fast off: $dn" "$dn"
 if r=$(free_probe "$D"); then
 	read -r frees unclean large fast <<< "$r"
 	[ "$frees" -gt 0 ] && [ "$unclean" -gt 0 ] &&
@@ -182,8 +191,10 @@ fi
 must rmmod swapalloc
 swapoff "$D"
 
-# --- data through the fast path, zram then the disk
-must insmod "$ko" fast=1 || finish
+# --- data through the fast path, on by default, zram then the disk
+must insmod "$ko" || finish
+p=$(cat /sys/module/swapalloc/parameters/fast)
+[ "$p" = Y ] && pass "fast on by default" || fail "fast on by default" "parameter $p"
 for dev in "$Z" "$D"; do
 	n=${dev##*/}
 	swapon "$dev" || { fail "swapon $dev"; continue; }
@@ -304,6 +315,25 @@ dmesg | grep 'sa_fast_hold: held a free' | sed 's/^/# /'
 must rmmod sa_fast_hold
 sa_policy "$dn" percpu || fail "back to percpu after the held free"
 check_dev "after the held free" "$dn"
+
+# --- the holds again with the antifrag placement on the fast path (its
+# allocations take a cluster's worth of room under si->lock, the rest
+# without it); a swapon binds the disk with the module's defaults, so the
+# policy is set again before the unbind
+sa_policy "$dn" antifrag && [ "$(fast_col "$dn" enabled)" = yes ] &&
+	pass "$dn: antifrag on the fast path" ||
+	fail "$dn: antifrag on the fast path" "policy or fast table: $(tail -n 1 "$SA_DBG/$dn/fast")"
+must insmod "$hold" major="$maj" minor="$min" cpu=0 linger_ms=4000 || finish
+writer_start small
+echo 4 > "$prm/min_order"
+held "antifrag: held swapoff" swapoff "$D"
+swapon -p 10 "$D" && sa_policy "$dn" antifrag || fail "antifrag again after held swapoff"
+echo 0 > "$prm/min_order"
+held "antifrag: held unbind" sa_policy "$dn" builtin
+writer_stop "antifrag: held fast path"
+must rmmod sa_fast_hold
+sa_policy "$dn" percpu || fail "back to percpu after the antifrag holds"
+check_dev "after the antifrag holds" "$dn"
 
 # --- rmmod under the writer (on zram, still on from the holds)
 swapoff "$D" || fail "swapoff $D before rmmod"
