@@ -15,6 +15,12 @@
 # cgroup on each in turn (the other swapped off); its data reads back,
 # the fast path handed out entries (`fast` table), sa_check is ok.
 #
+# revocation: an 8M zram device, a 4K and a 64K swapverify on CPU 0 and
+# CPU 1 keeping more swapped out than it holds: a CPU that finds nothing
+# free takes back the clusters the other owns (`fast` table: revoked);
+# the data reads back, sa_check ok (seen failing: a revocation that left
+# the owner in place; none at all).
+#
 # clean before free: tests/kmod/sa_free_probe.ko counts the slots
 # swapalloc's ->free() hears of while their zeromap bit is still set,
 # for swapfill -z's zero-filled pages freed at its exit (4K pages, read
@@ -208,9 +214,40 @@ for dev in "$Z" "$D"; do
 	check_dev "$n" "$n"
 	swapoff "$dev" || fail "$n: swapoff"
 done
-swapon "$D" || fail "swapon $D for the free probe"
+
+# --- revocation: an 8M zram device (a few clusters), a 4K and a 64K
+# swapverify, one per CPU, each keeping more swapped out than the device
+# holds: a CPU that finds nothing free takes back the clusters the other
+# owns (sa_revoke()) and allocates from them under si->lock while the
+# owner's fast path has let go of them; what went out reads back.
 thp=/sys/kernel/mm/transparent_hugepage
 thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' "$thp/hugepages-$1kB/enabled"; }
+if S=$(setup_zram 8M); then
+	sn=${S##*/}
+	m64=$(thp_mode 64)
+	mthp_enable 64 || fail "64K mTHP enabled for the revocation"
+	taskset -c 0 "$verify" -q -s 8M -c 1M -k 6 -i 3 -f 4k > /tmp/rv0.out 2>&1 &
+	p0=$!
+	taskset -c 1 "$verify" -q -s 8M -c 1M -k 6 -i 3 -f 64k > /tmp/rv1.out 2>&1 &
+	p1=$!
+	rc0=0 rc1=0
+	wait $p0 || rc0=$?
+	wait $p1 || rc1=$?
+	note "$sn: $(tail -n 1 /tmp/rv0.out); $(tail -n 1 /tmp/rv1.out)"
+	note "$sn fast table: $(tail -n 1 "$SA_DBG/$sn/fast")"
+	[ $rc0 = 0 ] && [ $rc1 = 0 ] && pass "$sn: data reads back on a device too small for both" ||
+		fail "$sn: data reads back on a device too small for both" "exit $rc0 and $rc1"
+	r=$(fast_col "$sn" revoked)
+	[ "${r:-0}" -gt 0 ] && pass "$sn: owned clusters taken back ($r)" ||
+		fail "$sn: owned clusters taken back" "revoked ${r:-none}"
+	check_dev "revocation" "$sn"
+	echo "$m64" > "$thp/hugepages-64kB/enabled" || fail "64K mTHP setting restored"
+	swapoff "$S" || fail "$sn: swapoff"
+else
+	fail "an 8M zram device for the revocation"
+fi
+
+swapon "$D" || fail "swapon $D for the free probe"
 m64=$(thp_mode 64) m2m=$(thp_mode 2048)
 for folio in 4K 64K; do
 	args=(-V) want=0
