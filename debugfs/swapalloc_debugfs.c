@@ -242,6 +242,7 @@ static void swapalloc_owned_row(struct seq_file *m, struct swapalloc_dev *dev, i
 		if (ci->order != order)
 			continue;
 		nr++;
+		/* Racy by design: the owner changes both under its cluster lock. */
 		free += SA_CLUSTER_SLOTS - data_race(ci->count) + data_race(ci->pending_free);
 	}
 	seq_printf(m, "%s %d %u %lu\n", swapalloc_list_name(SA_LIST_OWNED), order, nr, free);
