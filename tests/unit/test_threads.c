@@ -267,19 +267,51 @@ static void *allocator(void *arg)
 	return NULL;
 }
 
+/*
+ * Busy folios (one in eight the cacher adds: under writeback, say) stay
+ * busy until CACHE_BUSY_MAX more have been added, or the cache is at its
+ * cap: then the oldest one's writeback ends and reclaim may take it.
+ * Busy for ever, they piled up to the cap, a third of a small device that
+ * reclaim could never give back, and every allocation on the device the
+ * threads fill tried them in vain (tens of reclaim calls each).
+ */
+#define CACHE_BUSY_MAX	64
+
+struct busy_ring {
+	unsigned long base[CACHE_BUSY_MAX];
+	unsigned int head, tail;
+};
+
+static void busy_end(struct run *r, struct busy_ring *b)
+{
+	unsigned long base;
+
+	if (b->head == b->tail)
+		return;
+	base = b->base[b->tail++ % CACHE_BUSY_MAX];
+	sim_lock(&r->s.sd);
+	/* Still that folio, still busy (reclaim may have taken it since). */
+	if (sim_cache_folio(&r->s, base) == (long)base && r->s.sd.cache_busy[base])
+		sim_cache_set_busy(&r->s, base, false);
+	sim_unlock(&r->s.sd);
+}
+
 /* Entries left in the swap cache only, for reclaim to find. */
 static void *cacher(void *arg)
 {
 	struct thread *t = arg;
 	struct run *r = t->r;
 	long cap = r->s.sd.max / 3;
+	struct busy_ring busy = { .head = 0 };
 	struct entry e;
+	bool is_busy;
 
 	shim_cpu = t->cpu;
 	while (!stopping(r)) {
 		int order = rand_r(&t->seed) % 4 == 0 ? 4 : 0;
 
 		if (__atomic_load_n(&r->cache_live, __ATOMIC_RELAXED) > cap) {
+			busy_end(r, &busy);
 			sched_yield();
 			continue;
 		}
@@ -289,7 +321,13 @@ static void *cacher(void *arg)
 		}
 		/* Claimed as OWNER_CACHE (this thread's number): reclaim unclaims. */
 		__atomic_fetch_add(&r->cache_live, 1L << e.order, __ATOMIC_RELAXED);
-		sim_cache_add(&r->s, e.off, e.order, rand_r(&t->seed) % 8 == 0);
+		is_busy = rand_r(&t->seed) % 8 == 0;
+		sim_cache_add(&r->s, e.off, e.order, is_busy);
+		if (is_busy) {
+			if (busy.head - busy.tail == CACHE_BUSY_MAX)
+				busy_end(r, &busy);
+			busy.base[busy.head++ % CACHE_BUSY_MAX] = e.off;
+		}
 	}
 	return NULL;
 }
@@ -389,6 +427,7 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	static struct thread th[NR_ALLOCATORS + 3];
 	pthread_t tid[NR_ALLOCATORS + 3];
 	struct run *r = calloc(1, sizeof(*r));
+	pthread_rwlockattr_t rwa;
 	char buf[256];
 	int i;
 
@@ -409,7 +448,16 @@ static void run_threads(enum swapalloc_policy policy, bool discard,
 	r->s.sd.on_free_arg = r;
 	r->s.sd.hook = on_event;
 	r->s.sd.hook_arg = r;
-	pthread_rwlock_init(&r->bind, NULL);
+	/*
+	 * Writers first: synchronize_rcu(), which the rebind stands for,
+	 * waits only for the readers already in, so a stream of allocations
+	 * cannot hold an unbind off; a reader-first lock let four allocators
+	 * on a full device starve the rebinder for minutes.
+	 */
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&r->bind, &rwa);
+	pthread_rwlockattr_destroy(&rwa);
 	pthread_mutex_init(&r->why_lock, NULL);
 
 	for (i = 0; i < NR_ALLOCATORS + 3; i++) {
