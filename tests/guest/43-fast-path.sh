@@ -179,7 +179,7 @@ p=$(cat /sys/module/swapalloc/parameters/fast)
 e=$(fast_col "$dn" enabled)
 [ "$p" = N ] && [ "$e" = no ] && pass "fast=0 turns the fast path off" ||
 	fail "fast=0 turns the fast path off" "parameter $p, enabled $e"
-verify_run "fast off: $dn" 64M
+verify_run "fast off: $dn" 32M
 f=$(fast_col "$dn" entries)
 [ "${f:-0}" = 0 ] && pass "fast off: $dn handed out nothing without si->lock" ||
 	fail "fast off: $dn handed out nothing without si->lock" "entries ${f:-none}"
@@ -226,9 +226,9 @@ if S=$(setup_zram 8M); then
 	sn=${S##*/}
 	m64=$(thp_mode 64)
 	mthp_enable 64 || fail "64K mTHP enabled for the revocation"
-	taskset -c 0 "$verify" -q -s 8M -c 1M -k 6 -i 3 -f 4k > /tmp/rv0.out 2>&1 &
+	taskset -c 0 "$verify" -q -s 8M -c 1M -k 6 -i 2 -f 4k > /tmp/rv0.out 2>&1 &
 	p0=$!
-	taskset -c 1 "$verify" -q -s 8M -c 1M -k 6 -i 3 -f 64k > /tmp/rv1.out 2>&1 &
+	taskset -c 1 "$verify" -q -s 8M -c 1M -k 6 -i 2 -f 64k > /tmp/rv1.out 2>&1 &
 	p1=$!
 	rc0=0 rc1=0
 	wait $p0 || rc0=$?
